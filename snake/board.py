@@ -1,0 +1,436 @@
+"""The game model: one typed picture of a Battlesnake game, shared by every part of Nuppeppou.
+
+The server parses request bodies into it (:func:`parse_request`), the rules engine advances
+it, the move filter, flood fill and the NNUE feature encoder read it, and the arena writes it
+back to the wire (:func:`state_to_request`).
+
+Conventions (those of the official API):
+
+- A point is a tuple ``(x, y)``; ``(0, 0)`` is the bottom-left square and ``up`` is ``y + 1``.
+  Points may lie off the board: the frozen body of a snake eliminated by a wall keeps its
+  off-board head, exactly as the official engine records it.
+- ``Snake.body`` lists segments head first. Two equal consecutive segments are *stacked*:
+  every snake starts with three stacked segments, and eating duplicates the tail.
+- ``Board.snakes`` holds every snake of the game. On the wire only living snakes are sent;
+  the rules engine keeps eliminated ones (``eliminated_cause`` set, body frozen) so that
+  a game can be replayed and scored.
+- Moves are the strings ``up``, ``down``, ``left``, ``right``; :data:`MOVES` gives the order
+  used to break ties and to lay out the network's outputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Point = tuple[int, int]
+
+MOVES: tuple[str, ...] = ("up", "down", "left", "right")
+DELTAS: dict[str, Point] = {"up": (0, 1), "down": (0, -1), "left": (-1, 0), "right": (1, 0)}
+
+#: Rulesets this model understands. ``wrapped_constrictor`` is sent by the official engine;
+#: ``squad`` was dropped by it in 2022 and is played as its last release did.
+RULESETS: tuple[str, ...] = (
+    "standard", "constrictor", "royale", "wrapped", "solo", "squad", "wrapped_constrictor",
+)
+
+# Limits on request contents: anything past them is absurd and refused with HTTP 400.
+MAX_BOARD_SIDE = 100
+MAX_SNAKES = 64
+MAX_BODY = MAX_BOARD_SIDE * MAX_BOARD_SIDE + 2
+MAX_POINTS = 4 * MAX_BOARD_SIDE * MAX_BOARD_SIDE  # food or hazards (hazards may stack)
+MAX_ID = 1024
+
+
+@dataclass(slots=True)
+class Settings:
+    """``ruleset.settings``; defaults are the official engine's."""
+
+    food_spawn_chance: int = 15
+    minimum_food: int = 1
+    hazard_damage_per_turn: int = 14
+    shrink_every_n_turns: int = 25
+    allow_body_collisions: bool = False
+    shared_elimination: bool = False
+    shared_health: bool = False
+    shared_length: bool = False
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "foodSpawnChance": self.food_spawn_chance,
+            "minimumFood": self.minimum_food,
+            "hazardDamagePerTurn": self.hazard_damage_per_turn,
+            "royale": {"shrinkEveryNTurns": self.shrink_every_n_turns},
+            "squad": {
+                "allowBodyCollisions": self.allow_body_collisions,
+                "sharedElimination": self.shared_elimination,
+                "sharedHealth": self.shared_health,
+                "sharedLength": self.shared_length,
+            },
+        }
+
+
+@dataclass(slots=True)
+class Ruleset:
+    """The ruleset a game is played under. ``name`` may be one this model does not know;
+    such a game is still served (by flood fill), never refused."""
+
+    name: str = "standard"
+    version: str = ""
+    settings: Settings = field(default_factory=Settings)
+
+    @property
+    def wraps(self) -> bool:
+        """Heads leaving the board come back on the opposite edge."""
+        return self.name in ("wrapped", "wrapped_constrictor")
+
+    @property
+    def constrictor(self) -> bool:
+        """Every snake grows every turn, so no tail ever moves out of the way."""
+        return self.name in ("constrictor", "wrapped_constrictor")
+
+    @property
+    def squad(self) -> bool:
+        return self.name == "squad"
+
+    @property
+    def known(self) -> bool:
+        return self.name in RULESETS
+
+
+@dataclass(slots=True)
+class Game:
+    """``game``: identity, ruleset, map and the time allowed for an answer (ms)."""
+
+    id: str
+    ruleset: Ruleset = field(default_factory=Ruleset)
+    map: str = "standard"
+    timeout: int = 500
+    source: str = ""
+
+
+@dataclass(slots=True)
+class Snake:
+    """One snake. ``body`` is head first; it is never empty."""
+
+    id: str
+    body: list[Point]
+    health: int = 100
+    name: str = ""
+    squad: str = ""
+    latency: str = ""
+    shout: str = ""
+    customizations: dict[str, Any] | None = None
+    eliminated_cause: str = ""
+    eliminated_by: str = ""
+    eliminated_on_turn: int = 0
+
+    @property
+    def head(self) -> Point:
+        return self.body[0]
+
+    @property
+    def neck(self) -> Point | None:
+        """The segment behind the head, or ``None`` for a one-segment body."""
+        return self.body[1] if len(self.body) > 1 else None
+
+    @property
+    def tail(self) -> Point:
+        return self.body[-1]
+
+    @property
+    def length(self) -> int:
+        return len(self.body)
+
+    @property
+    def alive(self) -> bool:
+        return not self.eliminated_cause
+
+    @property
+    def just_ate(self) -> bool:
+        """The last two segments coincide, so the tail stays put next turn."""
+        return len(self.body) >= 2 and self.body[-1] == self.body[-2]
+
+    def is_squadmate(self, other: Snake) -> bool:
+        """Equal non-empty ``squad`` strings make two different snakes squadmates."""
+        return bool(self.squad) and self.squad == other.squad and self.id != other.id
+
+    def copy(self) -> Snake:
+        return Snake(
+            self.id, list(self.body), self.health, self.name, self.squad, self.latency,
+            self.shout, self.customizations, self.eliminated_cause, self.eliminated_by,
+            self.eliminated_on_turn,
+        )
+
+    def to_wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "name": self.name,
+            "health": self.health,
+            "body": [{"x": x, "y": y} for x, y in self.body],
+            "latency": self.latency,
+            "head": {"x": self.head[0], "y": self.head[1]},
+            "length": len(self.body),
+            "shout": self.shout,
+            "squad": self.squad,
+        }
+        if self.customizations is not None:
+            out["customizations"] = self.customizations
+        return out
+
+
+@dataclass(slots=True)
+class Board:
+    """``board``: its size, food, hazards (a square may repeat: stacked hazards) and snakes."""
+
+    width: int
+    height: int
+    food: list[Point] = field(default_factory=list)
+    hazards: list[Point] = field(default_factory=list)
+    snakes: list[Snake] = field(default_factory=list)
+
+    def in_bounds(self, point: Point) -> bool:
+        x, y = point
+        return 0 <= x < self.width and 0 <= y < self.height
+
+    @property
+    def living_snakes(self) -> list[Snake]:
+        return [s for s in self.snakes if not s.eliminated_cause]
+
+    def snake(self, snake_id: str) -> Snake | None:
+        for s in self.snakes:
+            if s.id == snake_id:
+                return s
+        return None
+
+    def copy(self) -> Board:
+        return Board(self.width, self.height, list(self.food), list(self.hazards),
+                     [s.copy() for s in self.snakes])
+
+
+@dataclass(slots=True)
+class GameState:
+    """A whole game at one turn: what the rules engine advances and every decision reads."""
+
+    game: Game
+    turn: int
+    board: Board
+
+    @property
+    def ruleset(self) -> Ruleset:
+        return self.game.ruleset
+
+    def step(self, point: Point, move: str) -> Point:
+        """The square one ``move`` away from ``point``. In wrapped modes it wraps around
+        the edges; otherwise it may lie off the board."""
+        dx, dy = DELTAS[move]
+        x, y = point[0] + dx, point[1] + dy
+        if self.game.ruleset.wraps:
+            x %= self.board.width
+            y %= self.board.height
+        return (x, y)
+
+    def copy(self) -> GameState:
+        return GameState(self.game, self.turn, self.board.copy())
+
+
+@dataclass(slots=True)
+class MoveRequest:
+    """A parsed request body: the state and the snake we play (``you``).
+
+    ``you`` is the object in ``state.board.snakes`` when it is listed there; a ``you`` that
+    is not listed (already eliminated) is kept apart and marked eliminated."""
+
+    state: GameState
+    you: Snake
+
+
+class RequestError(ValueError):
+    """A request body that cannot be understood; ``str()`` names the offending field."""
+
+
+# ---------------------------------------------------------------------------------------
+# Parsing the wire format
+
+
+def _get(obj: Any, key: str, where: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
+    if not isinstance(obj, dict):
+        raise RequestError(f"{where or 'body'}: expected an object")
+    path = f"{where}.{key}" if where else key
+    if key not in obj or obj[key] is None:
+        if default is ...:
+            raise RequestError(f"{path}: missing")
+        return default
+    value = obj[key]
+    # bool is an int in Python; a count or coordinate given as true/false is still wrong.
+    if kind is int or kind == (int, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise RequestError(f"{path}: expected a number")
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise RequestError(f"{path}: expected an integer")
+            value = int(value)
+        return value
+    if not isinstance(value, kind):
+        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+        raise RequestError(f"{path}: expected {names}")
+    return value
+
+
+def _point(obj: Any, path: str) -> Point:
+    if not isinstance(obj, dict):
+        raise RequestError(f"{path}: expected a point {{x, y}}")
+    x = _get(obj, "x", path, int)
+    y = _get(obj, "y", path, int)
+    if abs(x) > 10 * MAX_BOARD_SIDE or abs(y) > 10 * MAX_BOARD_SIDE:
+        raise RequestError(f"{path}: coordinate out of range")
+    return (x, y)
+
+
+def _points(obj: Any, key: str, where: str, limit: int, required: bool) -> list[Point]:
+    items = _get(obj, key, where, list, ... if required else [])
+    path = f"{where}.{key}"
+    if len(items) > limit:
+        raise RequestError(f"{path}: too many entries ({len(items)} > {limit})")
+    return [_point(p, f"{path}[{i}]") for i, p in enumerate(items)]
+
+
+def _short_str(obj: Any, key: str, where: str, default: Any = ...) -> str:
+    value = _get(obj, key, where, (str, int), default)
+    value = str(value)
+    if len(value) > MAX_ID:
+        raise RequestError(f"{where}.{key}: too long")
+    return value
+
+
+def _snake(obj: Any, path: str) -> Snake:
+    body = _points(obj, "body", path, MAX_BODY, True)
+    if not body:
+        raise RequestError(f"{path}.body: empty")
+    health = _get(obj, "health", path, int)
+    return Snake(
+        id=_short_str(obj, "id", path),
+        body=body,
+        health=health,
+        name=_short_str(obj, "name", path, ""),
+        squad=_short_str(obj, "squad", path, ""),
+        latency=_short_str(obj, "latency", path, ""),
+        shout=str(_get(obj, "shout", path, str, ""))[:256],
+        customizations=_get(obj, "customizations", path, dict, None),
+    )
+
+
+def _settings(obj: Any, path: str) -> Settings:
+    d = Settings()
+    royale = _get(obj, "royale", path, dict, {})
+    squad = _get(obj, "squad", path, dict, {})
+    return Settings(
+        food_spawn_chance=_get(obj, "foodSpawnChance", path, int, d.food_spawn_chance),
+        minimum_food=_get(obj, "minimumFood", path, int, d.minimum_food),
+        hazard_damage_per_turn=_get(obj, "hazardDamagePerTurn", path, int, d.hazard_damage_per_turn),
+        shrink_every_n_turns=_get(royale, "shrinkEveryNTurns", f"{path}.royale", int,
+                                  d.shrink_every_n_turns),
+        allow_body_collisions=bool(_get(squad, "allowBodyCollisions", f"{path}.squad", bool, False)),
+        shared_elimination=bool(_get(squad, "sharedElimination", f"{path}.squad", bool, False)),
+        shared_health=bool(_get(squad, "sharedHealth", f"{path}.squad", bool, False)),
+        shared_length=bool(_get(squad, "sharedLength", f"{path}.squad", bool, False)),
+    )
+
+
+def parse_game(obj: Any) -> Game:
+    """Parse the ``game`` object of a request (all it needs is ``id``)."""
+    game = _get({"game": obj}, "game", "", dict)
+    ruleset_obj = _get(game, "ruleset", "game", dict, {})
+    ruleset = Ruleset(
+        name=_short_str(ruleset_obj, "name", "game.ruleset", "standard"),
+        version=_short_str(ruleset_obj, "version", "game.ruleset", ""),
+        settings=_settings(_get(ruleset_obj, "settings", "game.ruleset", dict, {}),
+                           "game.ruleset.settings"),
+    )
+    timeout = _get(game, "timeout", "game", int, 500)
+    if not 1 <= timeout <= 60_000:
+        raise RequestError("game.timeout: must be between 1 and 60000 ms")
+    return Game(
+        id=_short_str(game, "id", "game"),
+        ruleset=ruleset,
+        map=_short_str(game, "map", "game", "standard"),
+        timeout=timeout,
+        source=_short_str(game, "source", "game", ""),
+    )
+
+
+def parse_request(body: Any) -> MoveRequest:
+    """Validate a ``/start``, ``/move`` or ``/end`` body and build the model.
+
+    Raises :class:`RequestError` naming the first field that is missing, of the wrong
+    type, or absurd (a board side outside 1..100, more than 64 snakes, ...). A state that is
+    well formed but odd (unknown ruleset, ``you`` not on the board) is accepted."""
+    if not isinstance(body, dict):
+        raise RequestError("body: expected a JSON object")
+    game = parse_game(_get(body, "game", "", dict))
+    turn = _get(body, "turn", "", int)
+    if not 0 <= turn <= 10_000_000:
+        raise RequestError("turn: out of range")
+    board_obj = _get(body, "board", "", dict)
+    width = _get(board_obj, "width", "board", int)
+    height = _get(board_obj, "height", "board", int)
+    for name, side in (("width", width), ("height", height)):
+        if not 1 <= side <= MAX_BOARD_SIDE:
+            raise RequestError(f"board.{name}: must be between 1 and {MAX_BOARD_SIDE}")
+    snakes_obj = _get(board_obj, "snakes", "board", list)
+    if len(snakes_obj) > MAX_SNAKES:
+        raise RequestError(f"board.snakes: too many snakes ({len(snakes_obj)} > {MAX_SNAKES})")
+    snakes = [_snake(s, f"board.snakes[{i}]") for i, s in enumerate(snakes_obj)]
+    if len({s.id for s in snakes}) != len(snakes):
+        raise RequestError("board.snakes: duplicate snake id")
+    board = Board(
+        width=width,
+        height=height,
+        food=_points(board_obj, "food", "board", MAX_POINTS, True),
+        hazards=_points(board_obj, "hazards", "board", MAX_POINTS, False),
+        snakes=snakes,
+    )
+    you = _snake(_get(body, "you", "", dict), "you")
+    listed = board.snake(you.id)
+    if listed is not None:
+        you = listed
+    else:
+        you.eliminated_cause = you.eliminated_cause or "not-on-board"
+    return MoveRequest(GameState(game, turn, board), you)
+
+
+# ---------------------------------------------------------------------------------------
+# Writing the wire format
+
+
+def game_to_wire(game: Game) -> dict[str, Any]:
+    return {
+        "id": game.id,
+        "ruleset": {"name": game.ruleset.name, "version": game.ruleset.version,
+                    "settings": game.ruleset.settings.to_wire()},
+        "map": game.map,
+        "timeout": game.timeout,
+        "source": game.source,
+    }
+
+
+def state_to_request(state: GameState, you_id: str) -> dict[str, Any]:
+    """The request body the official engine would send to snake ``you_id`` in ``state``
+    (living snakes only on the board)."""
+    board = state.board
+    snakes = [s.to_wire() for s in board.snakes if s.alive]
+    you = board.snake(you_id)
+    if you is None:
+        raise KeyError(you_id)
+    return {
+        "game": game_to_wire(state.game),
+        "turn": state.turn,
+        "board": {
+            "height": board.height,
+            "width": board.width,
+            "food": [{"x": x, "y": y} for x, y in board.food],
+            "hazards": [{"x": x, "y": y} for x, y in board.hazards],
+            "snakes": snakes,
+        },
+        "you": you.to_wire(),
+    }
