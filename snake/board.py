@@ -243,6 +243,9 @@ class MoveRequest:
 
     state: GameState
     you: Snake
+    #: When the request arrived (``time.perf_counter``), set by the server: the move is due
+    #: ``game.timeout`` ms after it. ``None`` for requests built elsewhere.
+    received: float | None = None
 
 
 class RequestError(ValueError):

@@ -1,0 +1,125 @@
+"""The rules engine against the official engine's recorded turns (../shared/vectors/)."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from snake.conformance import check_file, main, read_lines
+
+VECTORS = Path(__file__).resolve().parents[1] / ".." / "shared" / "vectors"
+FILES = sorted(VECTORS.glob("*.jsonl.gz")) + sorted(VECTORS.glob("*.jsonl"))
+
+
+def test_vectors_are_present():
+    assert FILES, f"no vector files in {VECTORS.resolve()} (the repo is cloned with shared/ beside it)"
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_every_recorded_turn_matches(path):
+    result = check_file(path)
+    assert result.turns >= 300
+    assert result.mismatches == 0, "\n".join(result.reports)
+
+
+def _lines(name: str) -> list[dict]:
+    return list(read_lines(VECTORS / name))
+
+
+def _write(tmp_path: Path, lines: list[dict], name: str = "case.jsonl") -> Path:
+    path = tmp_path / name
+    if name.endswith(".gz"):
+        with gzip.open(path, "wt") as f:
+            f.writelines(json.dumps(l) + "\n" for l in lines)
+    else:
+        path.write_text("".join(json.dumps(l) + "\n" for l in lines))
+    return path
+
+
+def test_cli_reports_and_exits_zero_on_a_clean_file(tmp_path, capsys):
+    lines = _lines("standard_7x7.jsonl.gz")[:20]
+    path = _write(tmp_path, lines, "clean.jsonl.gz")
+    assert main([str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"{path}: 20 turns, 0 mismatches", "conformance: 1 passed, 0 failed"]
+
+
+def test_a_wrong_health_is_a_mismatch_with_a_diff(tmp_path, capsys):
+    lines = copy.deepcopy(_lines("standard_7x7.jsonl.gz")[:10])
+    lines[4]["after_rules"]["snakes"][0]["health"] += 1
+    good = _write(tmp_path, _lines("wrapped_7x7.jsonl.gz")[:5], "good.jsonl")
+    bad = _write(tmp_path, lines, "bad.jsonl")
+    assert main([str(good), str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert f"{bad}: 10 turns, 1 mismatches" in out
+    assert "after_rules.snakes[0].health: expected" in out
+    assert out.splitlines()[-1] == "conformance: 1 passed, 1 failed"
+
+
+def test_every_field_is_compared(tmp_path):
+    base = _lines("squad_7x7.jsonl.gz")
+    line = next(l for l in base if any(s["eliminated_cause"] for s in l["after_rules"]["snakes"])
+                and l["after_rules"]["food"])
+    dead = next(i for i, s in enumerate(line["after_rules"]["snakes"]) if s["eliminated_cause"])
+    edits = [
+        lambda a: a["snakes"][dead].update(eliminated_cause="hazard"),
+        lambda a: a["snakes"][dead].update(eliminated_by="nobody"),
+        lambda a: a["snakes"][dead].update(eliminated_on_turn=0),
+        lambda a: a["snakes"][0]["body"].append(a["snakes"][0]["body"][-1]),
+        lambda a: a["food"].pop(),
+        lambda a: a["hazards"].append({"x": 0, "y": 0}),
+    ]
+    for edit in edits:
+        changed = copy.deepcopy(line)
+        edit(changed["after_rules"])
+        assert check_file(_write(tmp_path, [changed])).mismatches == 1
+
+
+def test_spawned_food_must_obey_the_spawn_rule(tmp_path):
+    lines = _lines("standard_11x11.jsonl.gz")
+    line = next(l for l in lines if l["spawned_food"] and not l["last_turn"])
+    head = line["after_rules"]["snakes"][0]["body"][0]
+    for bad_food in ({"x": head["x"], "y": head["y"]},                   # on a body
+                     {"x": head["x"] + 1 if head["x"] < 10 else head["x"] - 1, "y": head["y"]}):
+        changed = copy.deepcopy(line)
+        changed["spawned_food"] = [bad_food]
+        changed["after"]["food"] = changed["after_rules"]["food"] + [bad_food]
+        result = check_file(_write(tmp_path, [changed]), max_reports=1)
+        assert result.mismatches == 1
+        assert "may not use" in result.reports[0]
+    two = copy.deepcopy(line)
+    extra = next({"x": x, "y": y} for x in range(11) for y in range(11)
+                 if {"x": x, "y": y} not in two["after"]["food"]
+                 and all({"x": x, "y": y} not in s["body"] for s in two["after"]["snakes"]))
+    two["spawned_food"].append(extra)
+    two["after"]["food"].append(extra)
+    assert check_file(_write(tmp_path, [two])).mismatches == 1
+
+
+def test_the_empty_map_never_spawns(tmp_path):
+    line = copy.deepcopy(_lines("constrictor-emptymap_7x7.jsonl.gz")[3])
+    assert line["map"] == "empty" and line["spawned_food"] == []
+    food = {"x": 0, "y": 0}
+    line["spawned_food"] = [food]
+    line["after"]["food"].append(food)
+    result = check_file(_write(tmp_path, [line]), max_reports=1)
+    assert result.mismatches == 1 and "never spawns" in result.reports[0]
+
+
+def test_a_broken_chain_between_turns_is_a_mismatch(tmp_path):
+    lines = copy.deepcopy(_lines("royale_7x7.jsonl.gz")[:6])
+    lines[3]["before"]["food"].append({"x": 6, "y": 6})
+    result = check_file(_write(tmp_path, lines), max_reports=1)
+    assert result.mismatches >= 1 and "previous line" in result.reports[0]
+
+
+def test_unreadable_file_fails(tmp_path, capsys):
+    bad = tmp_path / "garbage.jsonl"
+    bad.write_text("{not json\n")
+    assert main([str(bad), str(tmp_path / "missing.jsonl")]) == 1
+    out = capsys.readouterr().out
+    assert "cannot read" in out and out.splitlines()[-1] == "conformance: 0 passed, 2 failed"
