@@ -1,0 +1,395 @@
+"""Benchmark of NNUE inference: ``python -m bench.nnue [--quick]``.
+
+For typical mid-game turns (11x11 with 4 snakes of length ~10, 19x19 with 8 snakes) it
+measures, in one run and one thread (as a server worker runs): the feature columns a refresh
+and an incremental update touch; the time of feature extraction, full refresh, incremental
+update and forward pass (hidden layers); update+forward and refresh+forward; a whole turn
+from the state (``Accumulator.update_state`` against ``active_features`` + refresh); the per-state
+time of scoring 64 sibling states in one batch versus one at a time; the weight file's size
+and load time; and the quantisation error (float vs int8 first layer) on the same states.
+
+Positions come from the rules engine: snakes are laid out as random self-avoiding bodies of
+the wanted length, then a few turns are played with random safe moves; each measured turn is
+the step from one state to the next, seen from the first snake.
+"""
+
+from __future__ import annotations
+
+import os
+
+# One BLAS thread, as in a server worker; must be set before numpy is imported.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import itertools  # noqa: E402
+import random  # noqa: E402
+import statistics  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from nnue.accumulator import Accumulator  # noqa: E402
+from nnue.features import active_features, active_features_and_set  # noqa: E402
+from nnue.network import DEFAULT_WEIGHTS, Network  # noqa: E402
+from snake.board import MOVES, Board, Game, GameState, Ruleset, Snake  # noqa: E402
+from snake.rules import apply_rules, play_turn  # noqa: E402
+
+
+# --- positions ------------------------------------------------------------------------
+
+
+def random_body(side: int, length: int, taken: set, rng: random.Random) -> list | None:
+    """A self-avoiding chain of ``length`` squares (head first) avoiding ``taken``."""
+    free = [(x, y) for x in range(side) for y in range(side) if (x, y) not in taken]
+    for _ in range(50):
+        body = [rng.choice(free)]
+        while len(body) < length:
+            x, y = body[-1]
+            nxt = [(x + dx, y + dy) for dx, dy in ((0, 1), (0, -1), (1, 0), (-1, 0))]
+            nxt = [p for p in nxt if 0 <= p[0] < side and 0 <= p[1] < side
+                   and p not in taken and p not in body]
+            if not nxt:
+                break
+            body.append(rng.choice(nxt))
+        if len(body) == length:
+            return body
+    return None
+
+
+def safe_moves(state: GameState, rng: random.Random) -> dict[str, str]:
+    board = state.board
+    blocked = {p for s in board.living_snakes for p in s.body[:-1]}
+    out = {}
+    for s in board.living_snakes:
+        ok = [m for m in MOVES if board.in_bounds(p := state.step(s.head, m))
+              and p not in blocked and p != s.neck]
+        out[s.id] = rng.choice(ok or list(MOVES))
+    return out
+
+
+def mid_game(side: int, n_snakes: int, length: int, rng: random.Random,
+             ruleset: str = "standard", border: int = 0) -> list[GameState]:
+    """A short run of consecutive mid-game states (all snakes alive throughout). ``border``
+    > 0 makes that many rings of hazard squares around the edge (royale's shrunk board)."""
+    hazards = [(x, y) for x in range(side) for y in range(side)
+               if min(x, y, side - 1 - x, side - 1 - y) < border]
+    while True:
+        taken: set = set(hazards)
+        snakes = []
+        for i in range(n_snakes):
+            body = random_body(side, length, taken, rng)
+            if body is None:
+                break
+            taken.update(body)
+            snakes.append(Snake(f"s{i}", body, health=rng.randint(40, 100)))
+        if len(snakes) < n_snakes:
+            continue
+        free = [(x, y) for x in range(side) for y in range(side) if (x, y) not in taken]
+        board = Board(side, side, rng.sample(free, 3 + side // 6), list(hazards), snakes)
+        state = GameState(Game("bench", Ruleset(ruleset)), 40, board)
+        states = [state]
+        for _ in range(12):
+            state = play_turn(state, safe_moves(state, rng), rng)
+            if len(state.board.living_snakes) < n_snakes:
+                break
+            states.append(state)
+        if len(states) >= 8:
+            return states
+
+
+# --- timing ---------------------------------------------------------------------------
+
+
+def interleaved(fns: dict, budget: float, rounds: int = 15) -> dict:
+    """Time each ``fns[name] = (fn, calls)`` (``fn`` does ``calls`` operations and leaves
+    the state as it found it) in microseconds per operation.
+
+    CPU time of this process (``time.process_time``): the machine is shared, and CPU time
+    is not inflated by waiting for a core; with one BLAS thread it is what the operation
+    costs a worker. The candidates are run in interleaved rounds and each keeps its best
+    round, so a burst of load from other processes hits all of them alike."""
+    clock = time.process_time
+    reps = {}
+    for name, (fn, _) in fns.items():   # calibrate: one round ~ budget / rounds / len(fns)
+        n = 1
+        while True:
+            t = clock()
+            for _ in range(n):
+                fn()
+            if clock() - t > budget / rounds / len(fns) or n > 1 << 16:
+                break
+            n *= 2
+        reps[name] = n
+    best = {name: float("inf") for name in fns}
+    for _ in range(rounds):
+        for name, (fn, calls) in fns.items():
+            n = reps[name]
+            t = clock()
+            for _ in range(n):
+                fn()
+            best[name] = min(best[name], (clock() - t) / (n * calls))
+    return {name: v * 1e6 for name, v in best.items()}
+
+
+_FLUSH = None
+
+
+def cold_cache(net: Network, walks: list) -> dict:
+    """Median time of one refresh and one update when neither ``W1`` nor the accumulator
+    is in the CPU caches, as in a server where a game's next turn comes after other work:
+    64 MB are written before each timed call."""
+    global _FLUSH
+    if _FLUSH is None:
+        _FLUSH = np.zeros(64 << 20, dtype=np.uint8)
+    clock = time.process_time
+    upd, ref = [], []
+    for walk in walks:
+        for (a, a_set), (b, b_set) in zip(walk, walk[1:len(walk) // 2 + 1]):
+            acc = Accumulator(net)
+            acc.refresh(a, as_set=a_set)
+            _FLUSH += 1
+            t = clock()
+            acc.update(b, as_set=b_set)
+            upd.append(clock() - t)
+            _FLUSH += 1
+            t = clock()
+            acc.refresh(b)
+            ref.append(clock() - t)
+    return {"refresh, cold cache": statistics.median(ref) * 1e6,
+            "update, set from the encoder, cold cache": statistics.median(upd) * 1e6}
+
+
+def measure_board(net: Network, side: int, n_snakes: int, length: int, rng: random.Random,
+                  budget: float, ruleset: str = "standard", border: int = 0) -> dict:
+    runs = [mid_game(side, n_snakes, length, rng, ruleset, border) for _ in range(4)]
+    walks = []   # per run: (features, set) of each state, forward then back to the start
+    for states in runs:
+        you = states[0].board.snakes[0]
+        feats = [active_features_and_set(s, s.board.snake(you.id)) for s in states]
+        walks.append(feats + feats[-2::-1])
+    pairs = [(run[i][0], run[i + 1][0]) for run in walks for i in range(len(run) // 2)]
+    refresh_cols = statistics.mean(len(b) for _, b in pairs)
+    acc = Accumulator(net)
+    inc_cols, refreshed = [], 0
+    for a, b in pairs:
+        acc.refresh(a)
+        acc.update(b)
+        inc_cols.append(acc.last_columns)
+        refreshed += acc.last_refreshed
+    state0 = runs[0][len(runs[0]) // 2]
+    you0 = state0.board.snakes[0]
+
+    # Every timed function leaves its accumulator where it found it.
+    accs = [Accumulator(net) for _ in walks]
+    for acc, walk in zip(accs, walks):
+        acc.refresh(walk[0][0], as_set=walk[0][1])
+    steps = sum(len(w) - 1 for w in walks)
+
+    def updates():
+        for acc, walk in zip(accs, walks):
+            for f, _ in walk[1:]:
+                acc.update(f)
+
+    def updates_with_sets():
+        for acc, walk in zip(accs, walks):
+            for f, f_set in walk[1:]:
+                acc.update(f, as_set=f_set)
+
+    def refreshes():
+        for acc, walk in zip(accs, walks):
+            for f, _ in walk[1:]:
+                acc.refresh(f)
+        for acc, walk in zip(accs, walks):   # back to the start, untimed in effect: the
+            acc.refresh(walk[0][0])          # same refreshes counted in `calls` below
+
+    def updates_forward():
+        for acc, walk in zip(accs, walks):
+            for f, f_set in walk[1:]:
+                acc.update(f, as_set=f_set)
+                acc.scores()
+
+    def refreshes_forward():
+        for acc, walk in zip(accs, walks):
+            for f, _ in walk[1:]:
+                acc.refresh(f)
+                acc.scores()
+        for acc, walk in zip(accs, walks):
+            acc.refresh(walk[0][0], as_set=walk[0][1])
+            acc.scores()
+
+    # One accumulator per state, built by update_state along the run; each timed step
+    # copies the accumulator of state t and moves the copy to state t + 1 (what a search
+    # does), so every step is a forward turn.
+    steps_fwd = []
+    for states in runs:
+        sid = states[0].board.snakes[0].id
+        acc = Accumulator(net)
+        for st, nxt in zip(states, states[1:]):
+            acc.update_state(st, st.board.snake(sid))
+            steps_fwd.append((acc.copy(), nxt, sid))
+
+    def turns_update_state(forward=False):
+        for acc, nxt, sid in steps_fwd:
+            c = acc.copy()
+            c.update_state(nxt, nxt.board.snake(sid))
+            if forward:
+                c.scores()
+
+    def turns_refresh(forward=False):
+        for acc, nxt, sid in steps_fwd:
+            c = acc.copy()
+            c.refresh(active_features(nxt, nxt.board.snake(sid)))
+            if forward:
+                c.scores()
+
+    cold = cold_cache(net, walks)
+    pre = accs[0].pre_activation()
+    fns = {
+        "features": (lambda: active_features(state0, you0), 1),
+        "features and set": (lambda: active_features_and_set(state0, you0), 1),
+        "refresh": (refreshes, steps + len(walks)),
+        "update": (updates, steps),
+        "update, set from the encoder": (updates_with_sets, steps),
+        "forward": (lambda: net.forward(pre), 1),
+        "update+forward": (updates_forward, steps),
+        "refresh+forward": (refreshes_forward, steps + len(walks)),
+        "turn: features + refresh": (turns_refresh, len(steps_fwd)),
+        "turn: update_state (features included)": (turns_update_state, len(steps_fwd)),
+        "turn: features + refresh + forward": (lambda: turns_refresh(True), len(steps_fwd)),
+        "turn: update_state + forward": (lambda: turns_update_state(True), len(steps_fwd)),
+    }
+    t = interleaved(fns, budget * 4)
+    t.update(cold)
+
+    # 64 sibling states: joint moves of every snake from state0, the first 64 in which
+    # the first snake (whose view is scored) survives.
+    movers = [s.id for s in state0.board.living_snakes]
+    siblings = []
+    for combo in itertools.product(MOVES, repeat=len(movers)):
+        child = apply_rules(state0, dict(zip(movers, combo)))
+        f = active_features(child, you0)
+        if f is not None:
+            siblings.append(f)
+            if len(siblings) == 64:
+                break
+    parent = Accumulator(net)
+    parent.refresh(active_features(state0, you0))
+
+    def one_at_a_time():
+        for f in siblings:
+            c = parent.copy()
+            c.update(f)
+            c.scores()
+
+    def batched():
+        pres = []
+        for f in siblings:
+            c = parent.copy()
+            c.update(f)
+            pres.append(c.pre_activation())
+        net.forward(np.stack(pres))
+
+    t.update(interleaved({
+        "64 siblings one at a time, per state": (one_at_a_time, len(siblings)),
+        "64 siblings batched, per state": (batched, len(siblings)),
+    }, budget))
+    return {"pairs": pairs, "refresh_cols": refresh_cols, "inc_cols": statistics.mean(inc_cols),
+            "refreshed": refreshed, "times": t, "n_siblings": len(siblings)}
+
+
+def quantisation_error(float_net: Network, feature_sets: list[np.ndarray]) -> dict:
+    """Max and mean |quantised - float| over the outputs, for the per-hidden-unit scales used
+    and, for comparison, per-feature-row scales (not exact in integers)."""
+    q = float_net.quantise()
+    f_out = np.stack([float_net.evaluate(a) for a in feature_sets])
+    q_out = np.stack([q.evaluate(a) for a in feature_sets])
+    # Per-row alternative: W1[f] ~ q_row[f] * s_row[f].
+    w1 = float_net.w1
+    s_row = np.abs(w1).max(axis=1, keepdims=True) / 127
+    s_row[s_row == 0] = 1
+    r_out = []
+    for a in feature_sets:
+        rows = np.rint(w1[a] / s_row[a]).astype(np.float32) * s_row[a]
+        r_out.append(float_net.forward(float_net.b1 + rows.sum(axis=0)))
+    r_out = np.stack(r_out)
+    best_f = f_out.argmax(axis=1)
+    return {
+        "per-unit max": float(np.abs(q_out - f_out).max()),
+        "per-unit mean": float(np.abs(q_out - f_out).mean()),
+        "per-row max": float(np.abs(r_out - f_out).max()),
+        "per-row mean": float(np.abs(r_out - f_out).mean()),
+        "best move changed": float((q_out.argmax(axis=1) != best_f).mean()),
+        "states": len(feature_sets),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="shorter timing budget")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    budget = 0.05 if args.quick else 0.3
+    rng = random.Random(args.seed)
+
+    t0 = time.perf_counter()
+    float_net = Network.random(args.seed)
+    net = float_net.quantise()
+    print(f"network: random seed {args.seed}, 63720 -> 512 -> 512 -> 4, int8 first layer "
+          f"({time.perf_counter() - t0:.1f} s to build)")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "nnue.npz"
+        t = time.perf_counter()
+        net.save(path, {"note": "bench"})
+        save_s = time.perf_counter() - t
+        t = time.perf_counter()
+        Network.load(path)
+        load_s = time.perf_counter() - t
+        size = path.stat().st_size
+    print(f"weight file: {size / 1e6:.1f} MB ({size} bytes), save {save_s:.2f} s, "
+          f"load {load_s:.2f} s (random weights barely compress)")
+    if DEFAULT_WEIGHTS.exists():
+        t = time.perf_counter()
+        Network.load(DEFAULT_WEIGHTS)
+        print(f"shipped {DEFAULT_WEIGHTS.name}: {DEFAULT_WEIGHTS.stat().st_size / 1e6:.1f} MB, "
+              f"load {time.perf_counter() - t:.2f} s")
+
+    results = {}
+    boards = (("11x11, 4 snakes", 11, 4, 10, "standard", 0),
+              ("19x19, 8 snakes", 19, 8, 12, "standard", 0),
+              ("19x19 royale, 8 snakes, 2 hazard rings", 19, 8, 12, "royale", 2))
+    for label, side, n, length, ruleset, border in boards:
+        r = measure_board(net, side, n, length, rng, budget, ruleset, border)
+        results[label] = r
+        t = r["times"]
+        print(f"\n{label} ({len(r['pairs'])} turns, {r['n_siblings']} siblings):")
+        print(f"  columns touched: refresh {r['refresh_cols']:.1f}, incremental "
+              f"{r['inc_cols']:.1f} (refresh fallback on {r['refreshed']} turns)")
+        for name, us in t.items():
+            print(f"  {name:40s} {us:8.1f} us")
+        print(f"  incremental / refresh time: {t['update'] / t['refresh']:.2f} "
+              f"({t['update, set from the encoder'] / t['refresh']:.2f} with the encoder's set, "
+              f"{t['update, set from the encoder, cold cache'] / t['refresh, cold cache']:.2f} "
+              f"with cold caches); per turn, state in: "
+              f"{t['turn: update_state (features included)'] / t['turn: features + refresh']:.2f}; "
+              f"batched / one at a time: {t['64 siblings batched, per state'] / t['64 siblings one at a time, per state']:.2f}")
+
+    feature_sets = [b for r in results.values() for _, b in r["pairs"]]
+    err = quantisation_error(float_net, feature_sets)
+    print(f"\nquantisation (random net, {err['states']} states): per-hidden-unit scale (used): "
+          f"max {err['per-unit max']:.2e}, mean {err['per-unit mean']:.2e}; per-feature-row "
+          f"scale: max {err['per-row max']:.2e}, mean {err['per-row mean']:.2e}; best move "
+          f"changed in {100 * err['best move changed']:.1f}% of states")
+
+    t = results["11x11, 4 snakes"]["times"]
+    # The server's turn, state in and scores out: update_state (features included) +
+    # forward, against active_features + refresh + forward.
+    print(f"nnue: update+forward {t['turn: update_state + forward']:.0f} us, refresh+forward "
+          f"{t['turn: features + refresh + forward']:.0f} us on 11x11 with 4 snakes")
+
+
+if __name__ == "__main__":
+    main()

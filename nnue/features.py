@@ -1,0 +1,336 @@
+"""The NNUE input features: which of the 63720 binary inputs are on in a state, seen from ``you``.
+
+A feature is a tuple ``(G, B, x, y, P)`` (SPEC §4):
+
+- ``G``, the ruleset: 0 standard, 1 constrictor, 2 royale, 3 wrapped, 4 solo, 5 squad.
+  Any other ruleset (``wrapped_constrictor`` included) has no features.
+- ``B``, the board: 7x7, 11x11 or 19x19. Any other size has no features.
+- ``x, y``, the square.
+- ``P``, the piece on it, one of 20:
+
+  ====  ===========================================================
+  0     your head
+  1-4   your body piece moving left, right, down, up
+  5     your body piece under a piece
+  6     a squadmate's head
+  7-10  a squadmate's body piece moving left, right, down, up
+  11    a squadmate's body piece under a piece
+  12    an opponent's head
+  13-16 an opponent's body piece moving left, right, down, up
+  17    an opponent's body piece under a piece
+  18    food
+  19    hazard
+  ====  ===========================================================
+
+A body piece ``body[i]`` (``i >= 1``) moves next turn onto ``body[i-1]``: its direction is the
+step from ``body[i]`` to ``body[i-1]``; in ``wrapped`` a step across an edge (``x`` from 0 to
+``S-1``, say) is the one-square move that wraps (here: left). A piece on the same square as
+``body[i-1]`` is *under a piece*: the stacked segments of turn 0 and the tail of a snake that
+just ate. Squadmates are other snakes with the same non-empty ``squad`` as ``you``
+(:meth:`Snake.is_squadmate`); every other living snake is an opponent.
+
+The features form a set: a tuple present twice (three stacked segments at turn 0, a square
+listed twice in ``hazards``) is one input. Only living snakes count; food, hazards and
+segments off the board are ignored. A ``you`` that is not among the living snakes (already
+eliminated, or absent from the board) has no features either: the network was trained only on
+positions of living snakes, so there is nothing meaningful to ask it.
+
+Index layout: blocks by board size, then ruleset, then row, column and piece::
+
+    offset(7x7) = 0, offset(11x11) = 5880, offset(19x19) = 20400
+    index(G, B, x, y, P) = offset(B) + ((G*S + y)*S + x)*20 + P,   S = side of B
+
+Entry points: :func:`active_features` (sorted int32 array), :func:`active_features_and_set`
+(the same and a frozenset), :func:`active_list` (unsorted list, for bulk data generation) and
+:func:`feature_parts` (per snake, food and hazards, for
+:meth:`nnue.accumulator.Accumulator.update_state`).
+
+Speed matters (this runs every turn of every game, for every snake of every position in data
+generation, and at every node of a search), so everything that depends only on the board size
+and ruleset is precomputed once into a :class:`_Layout`: per owner (you, squadmate,
+opponent) a dict from on-board point to head index, and a dict from the pair
+``(body[i-1], body[i])`` of neighbouring points to the index of ``body[i]``'s piece; food and
+hazards have a dict each. A whole body is then encoded by ``map(dict.get, zip(...))``
+without a Python-level loop per segment; off-board or malformed input falls back to a
+careful per-segment loop.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from itertools import islice
+
+import numpy as np
+
+from snake.board import GameState, Point, Snake
+
+#: Rulesets with a feature block, in the order of ``G``.
+RULESET_INDEX: dict[str, int] = {
+    "standard": 0, "constrictor": 1, "royale": 2, "wrapped": 3, "solo": 4, "squad": 5,
+}
+N_RULESETS = len(RULESET_INDEX)
+#: Board sides with a feature block, in the order of ``B``.
+BOARD_SIDES: tuple[int, ...] = (7, 11, 19)
+N_PIECES = 20
+
+# Piece numbers (P).
+YOU_HEAD = 0
+YOU_LEFT, YOU_RIGHT, YOU_DOWN, YOU_UP, YOU_UNDER = 1, 2, 3, 4, 5
+SQUAD_HEAD = 6
+OPPONENT_HEAD = 12
+FOOD = 18
+HAZARD = 19
+#: Offset of a squadmate's / opponent's pieces from your own.
+SQUADMATE, OPPONENT = 6, 12
+# Body piece offsets relative to the head piece of the same owner.
+_LEFT, _RIGHT, _DOWN, _UP, _UNDER = 1, 2, 3, 4, 5
+
+
+def _block_offsets() -> dict[int, int]:
+    offsets, total = {}, 0
+    for side in BOARD_SIDES:
+        offsets[side] = total
+        total += N_RULESETS * side * side * N_PIECES
+    return offsets
+
+
+#: First index of each board size's block.
+BOARD_OFFSET: dict[int, int] = _block_offsets()
+N_FEATURES: int = sum(N_RULESETS * s * s * N_PIECES for s in BOARD_SIDES)
+assert N_FEATURES == 63720 and BOARD_OFFSET == {7: 0, 11: 5880, 19: 20400}
+
+
+def feature_index(ruleset: int, side: int, x: int, y: int, piece: int) -> int:
+    """``index(G, B, x, y, P)`` of SPEC §4 (``side`` is 7, 11 or 19). Raises ``ValueError``
+    for a tuple outside the layout."""
+    if side not in BOARD_OFFSET:
+        raise ValueError(f"no feature block for board side {side}")
+    if not (0 <= ruleset < N_RULESETS and 0 <= x < side and 0 <= y < side and 0 <= piece < N_PIECES):
+        raise ValueError(f"feature tuple out of range: G={ruleset} S={side} x={x} y={y} P={piece}")
+    return BOARD_OFFSET[side] + ((ruleset * side + y) * side + x) * N_PIECES + piece
+
+
+def describe(index: int) -> tuple[int, int, int, int, int]:
+    """The tuple ``(G, side, x, y, P)`` of a feature index (the inverse of :func:`feature_index`)."""
+    if not 0 <= index < N_FEATURES:
+        raise ValueError(f"feature index {index} outside 0..{N_FEATURES - 1}")
+    for side in reversed(BOARD_SIDES):
+        if index >= BOARD_OFFSET[side]:
+            rest = index - BOARD_OFFSET[side]
+            rest, piece = divmod(rest, N_PIECES)
+            rest, x = divmod(rest, side)
+            ruleset, y = divmod(rest, side)
+            return ruleset, side, x, y, piece
+    raise AssertionError("unreachable")
+
+
+class _Layout:
+    """Everything about one (ruleset, board side) block that does not depend on the state.
+
+    The fast path looks each body piece up whole: ``pair[owner][(body[i-1], body[i])]``
+    is the feature index of piece ``body[i]`` (its square, owner and direction), so a body
+    is encoded by ``map(dict.get, zip(body, body[1:]))`` at C speed. Pairs not in the
+    table (a segment off the board, two segments that are not neighbours: neither occurs
+    in a legal state of a living snake) give ``None`` and send the state to the careful
+    per-segment loop, :func:`_active_list_slow`."""
+
+    __slots__ = ("side", "wraps", "square", "direction", "head", "pair", "food", "hazard")
+
+    def __init__(self, ruleset: int, side: int, wraps: bool) -> None:
+        self.side = side
+        self.wraps = wraps
+        base = BOARD_OFFSET[side] + ruleset * side * side * N_PIECES
+        #: on-board point -> index of piece 0 on that square
+        self.square: dict[Point, int] = {
+            (x, y): base + (y * side + x) * N_PIECES for y in range(side) for x in range(side)
+        }
+        #: step body[i-1] - body[i] -> body piece offset (relative to the owner's head piece)
+        self.direction: dict[Point, int] = {
+            (0, 0): _UNDER, (-1, 0): _LEFT, (1, 0): _RIGHT, (0, -1): _DOWN, (0, 1): _UP,
+        }
+        if wraps:
+            # A step that crosses an edge: from x = 0 to x = S-1 is a move left, and so on.
+            self.direction.update({
+                (side - 1, 0): _LEFT, (1 - side, 0): _RIGHT,
+                (0, side - 1): _DOWN, (0, 1 - side): _UP,
+            })
+        owners = (YOU_HEAD, SQUAD_HEAD, OPPONENT_HEAD)
+        #: per owner: on-board point -> index of that owner's head there
+        self.head = {o: {p: c + o for p, c in self.square.items()} for o in owners}
+        #: per owner: (body[i-1], body[i]) -> index of the piece body[i]
+        self.pair: dict[int, dict[tuple[Point, Point], int]] = {o: {} for o in owners}
+        for (x, y), c in self.square.items():
+            for (dx, dy), d in self.direction.items():
+                px, py = x + dx, y + dy
+                if wraps:
+                    px, py = px % side, py % side
+                elif (dx, dy) != (0, 0) and abs(dx) + abs(dy) != 1:
+                    continue
+                for o in owners:
+                    self.pair[o][((px, py), (x, y))] = c + o + d
+        self.food = {p: c + FOOD for p, c in self.square.items()}
+        self.hazard = {p: c + HAZARD for p, c in self.square.items()}
+
+    def odd_direction(self, dx: int, dy: int) -> int:
+        """Direction of a step between non-adjacent segments (not a legal body; only a
+        malformed request has one): the larger component wins, wrapped to the shorter way
+        round in wrapped rulesets. Never raises, so odd input still gets features."""
+        if self.wraps:
+            s = self.side
+            dx = (dx + s // 2) % s - s // 2
+            dy = (dy + s // 2) % s - s // 2
+        if dx == 0 and dy == 0:
+            return _UNDER
+        if abs(dx) >= abs(dy):
+            return _LEFT if dx < 0 else _RIGHT
+        return _DOWN if dy < 0 else _UP
+
+
+@lru_cache(maxsize=None)
+def _layout(ruleset: int, side: int) -> _Layout:
+    return _Layout(ruleset, side, wraps=(ruleset == RULESET_INDEX["wrapped"]))
+
+
+def layout_for(state: GameState) -> _Layout | None:
+    """The block of ``state``'s ruleset and board, or ``None`` when it has none."""
+    board = state.board
+    g = RULESET_INDEX.get(state.game.ruleset.name)
+    if g is None or board.width != board.height or board.width not in BOARD_OFFSET:
+        return None
+    return _layout(g, board.width)
+
+
+def _owners(snakes: list[Snake], you: Snake):
+    """(owner piece offset, snake) for every living snake, or ``None`` if ``you`` is not
+    one of them."""
+    you_id, you_squad = you.id, you.squad
+    out = []
+    found = False
+    for s in snakes:
+        if s.eliminated_cause:
+            continue
+        if s.id == you_id:
+            out.append((YOU_HEAD, s))
+            found = True
+        elif you_squad and s.squad == you_squad:
+            out.append((SQUAD_HEAD, s))
+        else:
+            out.append((OPPONENT_HEAD, s))
+    return out if found else None
+
+
+def active_list(state: GameState, you: Snake) -> list[int] | None:
+    """The active feature indices as a Python list (unsorted, may repeat), or ``None``.
+
+    This is the cheap core of :func:`active_features`, for callers (data generation) that
+    sort and pack many positions at once."""
+    lay = layout_for(state)
+    if lay is None:
+        return None
+    owners = _owners(state.board.snakes, you)
+    if owners is None:
+        return None
+    out: list[int] = []
+    add, extend = out.append, out.extend
+    head, pair = lay.head, lay.pair
+    for owner, s in owners:
+        body = s.body
+        add(head[owner].get(body[0]))
+        extend(map(pair[owner].get, zip(body, islice(body, 1, None))))
+    extend(map(lay.food.get, state.board.food))
+    extend(map(lay.hazard.get, state.board.hazards))
+    if None in out:
+        # An off-board item or an odd body somewhere: food and hazards off the board are
+        # simply dropped, bodies need the careful loop.
+        return _active_list_slow(state, lay, owners)
+    return out
+
+
+def feature_parts(state: GameState, you: Snake) -> dict[object, list[int]] | None:
+    """The active features split by what produces them, for incremental updates
+    (:meth:`nnue.accumulator.Accumulator.update_state`), or ``None`` as for
+    :func:`active_features`.
+
+    Keys: ``("snake", id)`` for each living snake (its head, then ``body[1]``,
+    ``body[2]``, ... in order, so that after a move the list is the old one shifted by one),
+    ``"food"`` and ``"hazards"``. The union of the lists is the feature set (lists may
+    repeat an index). Odd input (anything off the board, a broken body) gives one part,
+    ``"all"``, computed the careful way."""
+    lay = layout_for(state)
+    if lay is None:
+        return None
+    owners = _owners(state.board.snakes, you)
+    if owners is None:
+        return None
+    parts: dict[object, list[int]] = {}
+    head, pair = lay.head, lay.pair
+    odd = False
+    for owner, s in owners:
+        body = s.body
+        part = [head[owner].get(body[0])]
+        part.extend(map(pair[owner].get, zip(body, islice(body, 1, None))))
+        odd = odd or None in part
+        parts[("snake", s.id)] = part
+    food = list(map(lay.food.get, state.board.food))
+    hazards = list(map(lay.hazard.get, state.board.hazards))
+    if odd or None in food or None in hazards:
+        return {"all": _active_list_slow(state, lay, owners)}
+    parts["food"] = food
+    parts["hazards"] = hazards
+    return parts
+
+
+def _active_list_slow(state: GameState, lay: _Layout, owners) -> list[int]:
+    """The same list, one segment at a time: skips off-board segments and gives
+    non-adjacent segments a direction (:meth:`_Layout.odd_direction`)."""
+    square, direction = lay.square, lay.direction
+    out: list[int] = []
+    add = out.append
+    for owner, s in owners:
+        body = s.body
+        prev = body[0]
+        c = square.get(prev)
+        if c is not None:
+            add(c + owner)
+        for i in range(1, len(body)):
+            p = body[i]
+            c = square.get(p)
+            if c is not None:
+                step = (prev[0] - p[0], prev[1] - p[1])
+                d = direction.get(step)
+                if d is None:
+                    d = lay.odd_direction(*step)
+                add(c + owner + d)
+            prev = p
+    for p in state.board.food:
+        c = square.get(p)
+        if c is not None:
+            add(c + FOOD)
+    for p in state.board.hazards:
+        c = square.get(p)
+        if c is not None:
+            add(c + HAZARD)
+    return out
+
+
+def active_features(state: GameState, you: Snake) -> np.ndarray | None:
+    """Sorted, unique ``int32`` indices of the features that are on in ``state`` seen from
+    ``you`` (matched by id among the board's living snakes), or ``None`` when the ruleset
+    or board size has no block or ``you`` is not a living snake on the board (then the
+    caller plays without the network)."""
+    found = active_list(state, you)
+    if found is None:
+        return None
+    return np.array(sorted(set(found)), dtype=np.int32)
+
+
+def active_features_and_set(state: GameState,
+                            you: Snake) -> tuple[np.ndarray, frozenset[int]] | None:
+    """:func:`active_features` together with the same indices as a ``frozenset``, which
+    the encoder builds anyway: pass it as ``Accumulator.update(active, as_set=...)`` and the
+    update skips rebuilding it (the set difference is most of an update's Python work)."""
+    found = active_list(state, you)
+    if found is None:
+        return None
+    as_set = frozenset(found)
+    return np.array(sorted(as_set), dtype=np.int32), as_set

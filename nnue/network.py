@@ -1,0 +1,378 @@
+"""The network: 63720 -> 512 -> 512 -> 4, and its weight file.
+
+Forward pass (SPEC §4)::
+
+    a   = b1 + sum of W1[f] over the active features f      (the accumulator, [H1])
+    h1  = relu(a)
+    h2  = relu(h1 @ W2 + b2)                                 ([H2])
+    out = sigmoid(h2 @ W3 + b3)                              ([4]: up, down, left, right)
+
+``W1`` is stored row per feature (``[F, H1]``), so a feature's contribution is one contiguous
+row. (A torch ``nn.Linear`` weight is ``[out, in]``: transpose it when exporting.)
+
+**Quantisation.** A network is either *float* (``W1`` float32, as trained) or *quantised*
+(what the weight file holds and the server runs): ``W1`` is int8 with one scale per hidden
+unit (output column), ``W1 ≈ W1q * scale``, and ``b1`` is int32 in the same units,
+``b1q = round(b1 / scale)``. The accumulator then sums int8 rows into int32 exactly, so an
+incremental update gives bit for bit the refresh result whatever the order of additions,
+and is multiplied by ``scale`` (float32) only before the hidden layers. Per-column scales
+are what makes exact integer accumulation possible (a per-feature-row scale would mix units
+inside the sum); docs/nnue.md gives the measured accuracy cost. The hidden layers stay
+float32: numpy's integer matmul does not use BLAS.
+
+**Weight file** (``.npz``, written with ``np.savez_compressed``, read with
+``allow_pickle=False``). Arrays:
+
+=============  =======  ==========  ==========================================
+name           dtype    shape       meaning
+=============  =======  ==========  ==========================================
+``header``     unicode  ()          JSON, below
+``w1``         int8     [F, H1]     quantised first layer, row per feature
+``w1_scale``   float32  [H1]        W1 ≈ w1 * w1_scale (per hidden unit)
+``b1``         int32    [H1]        b1 ≈ b1 * w1_scale
+``w2``         float32  [H1, H2]
+``b2``         float32  [H2]
+``w3``         float32  [H2, 4]
+``b3``         float32  [4]
+=============  =======  ==========  ==========================================
+
+The header is a JSON object: ``format`` ("nuppeppou-nnue"), ``version`` (1),
+``architecture`` (``features``, ``hidden``, ``outputs``, ``activation``, ``output_activation``,
+``output_order``), ``quantisation`` (what is quantised and how), ``arrays`` (name -> dtype and
+shape), ``sha256`` (hex digest over the arrays in the order above: for each, its name, dtype,
+shape and raw little-endian bytes), and ``manifest`` (free JSON from training: data, games,
+positions, epochs, validation loss, date). :meth:`Network.load` checks all of it and raises
+:class:`NetworkFileError` naming what is wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .features import N_FEATURES
+
+FORMAT = "nuppeppou-nnue"
+VERSION = 1
+N_OUTPUTS = 4
+OUTPUT_ORDER = ("up", "down", "left", "right")
+HIDDEN = (512, 512)
+
+#: The shipped network, committed in the repository.
+DEFAULT_WEIGHTS = Path(__file__).resolve().parent.parent / "weights" / "nnue.npz"
+
+_ARRAYS = ("w1", "w1_scale", "b1", "w2", "b2", "w3", "b3")
+_INT8_MAX = 127
+#: int8 rows whose sum always fits in int16 (258 * 127 = 32766)
+INT16_ROWS = 258
+
+
+class NetworkFileError(ValueError):
+    """A weight file that cannot be used: missing, not an npz, wrong format or version,
+    wrong architecture or shape, or a checksum that does not match."""
+
+
+def _checksum(arrays: dict[str, np.ndarray]) -> str:
+    h = hashlib.sha256()
+    for name in _ARRAYS:
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}:{a.dtype.str}:{a.shape};".encode())
+        h.update(a.data)
+    return h.hexdigest()
+
+
+def quantise_w1(w1: np.ndarray, b1: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """int8 ``W1`` with one float32 scale per hidden unit, and int32 ``b1`` in the same units.
+
+    The scale maps a column's largest magnitude to 127 (round to nearest); an all-zero
+    column gets scale 1."""
+    w1 = np.asarray(w1, dtype=np.float32)
+    peak = np.abs(w1).max(axis=0)
+    scale = np.where(peak > 0, peak / _INT8_MAX, 1.0).astype(np.float32)
+    q = np.empty(w1.shape, dtype=np.int8)
+    # In row chunks: the full-size float temporaries would be several hundred MB.
+    for start in range(0, w1.shape[0], 4096):
+        block = np.rint(w1[start:start + 4096] / scale)
+        q[start:start + 4096] = np.clip(block, -_INT8_MAX, _INT8_MAX)
+    limit = np.iinfo(np.int32).max // 2
+    bq = np.clip(np.rint(np.asarray(b1, dtype=np.float64) / scale), -limit, limit).astype(np.int32)
+    return q, scale, bq
+
+
+class Network:
+    """The network's weights, float or quantised (see the module docstring).
+
+    ``w1`` is ``[F, H1]`` (int8 when :attr:`quantised`, else float32); ``b1`` is ``[H1]`` (int32
+    when quantised, else float32); ``w1_scale`` is ``[H1]`` float32 (ones for a float net).
+    """
+
+    def __init__(self, w1: np.ndarray, b1: np.ndarray, w1_scale: np.ndarray, w2: np.ndarray,
+                 b2: np.ndarray, w3: np.ndarray, b3: np.ndarray,
+                 manifest: dict[str, Any] | None = None) -> None:
+        self.quantised = w1.dtype == np.int8
+        self.w1 = w1
+        self.b1 = b1
+        self.w1_scale = w1_scale
+        self.w2 = w2
+        self.b2 = b2
+        self.w3 = w3
+        self.b3 = b3
+        self.manifest: dict[str, Any] = dict(manifest or {})
+        self._signed: np.ndarray | None = None
+        #: number of input features (rows of W1)
+        self.n_features = int(w1.shape[0])
+        #: dtype the accumulator sums in: exact int32 for a quantised net
+        self.acc_dtype = np.dtype(np.int32) if self.quantised else np.dtype(np.float32)
+        #: dtype that up to 258 gathered rows are summed in before joining the accumulator
+        self.sum_dtype = np.dtype(np.int16) if self.quantised else np.dtype(np.float32)
+        _check_shapes(self.arrays(), quantised=self.quantised, error=ValueError)
+
+    # --- construction ------------------------------------------------------------------
+
+    @classmethod
+    def from_float(cls, w1: np.ndarray, b1: np.ndarray, w2: np.ndarray, b2: np.ndarray,
+                   w3: np.ndarray, b3: np.ndarray, manifest: dict[str, Any] | None = None,
+                   *, quantise: bool = False) -> Network:
+        """A network from float weights (``w1`` ``[F, H1]``, ``w2`` ``[H1, H2]``, ``w3``
+        ``[H2, 4]``). Kept in float unless ``quantise``; :meth:`save` quantises anyway."""
+        f32 = lambda a: np.ascontiguousarray(np.asarray(a, dtype=np.float32))  # noqa: E731
+        w1, b1 = f32(w1), f32(b1)
+        if w1.ndim != 2 or b1.shape != (w1.shape[1],):
+            raise ValueError(f"w1 must be [F, H1] and b1 [H1]; got {w1.shape} and {b1.shape}")
+        if quantise:
+            q, scale, bq = quantise_w1(w1, b1)
+            return cls(q, bq, scale, f32(w2), f32(b2), f32(w3), f32(b3), manifest)
+        return cls(w1, b1, np.ones(w1.shape[1], np.float32), f32(w2), f32(b2), f32(w3), f32(b3),
+                   manifest)
+
+    @classmethod
+    def random(cls, seed: int, hidden: tuple[int, int] = HIDDEN, *,
+               quantise: bool = False) -> Network:
+        """A seeded random network for tests and benchmarks (Kaiming-like scales, small
+        biases), float unless ``quantise``."""
+        h1, h2 = hidden
+        rng = np.random.default_rng(seed)
+        # ~60 features are active in a typical position: scale so a1 is of order 1.
+        w1 = rng.standard_normal((N_FEATURES, h1), dtype=np.float32) * np.float32(0.15)
+        b1 = rng.standard_normal(h1, dtype=np.float32) * np.float32(0.1)
+        w2 = rng.standard_normal((h1, h2), dtype=np.float32) * np.float32(np.sqrt(2.0 / h1))
+        b2 = rng.standard_normal(h2, dtype=np.float32) * np.float32(0.1)
+        w3 = rng.standard_normal((h2, N_OUTPUTS), dtype=np.float32) * np.float32(np.sqrt(1.0 / h2))
+        b3 = rng.standard_normal(N_OUTPUTS, dtype=np.float32) * np.float32(0.1)
+        return cls.from_float(w1, b1, w2, b2, w3, b3, {"source": f"Network.random({seed})"},
+                              quantise=quantise)
+
+    def quantise(self) -> Network:
+        """The quantised twin of a float network (itself if already quantised)."""
+        if self.quantised:
+            return self
+        q, scale, bq = quantise_w1(self.w1, self.b1)
+        return Network(q, bq, scale, self.w2, self.b2, self.w3, self.b3, self.manifest)
+
+    # --- shape -------------------------------------------------------------------------
+
+
+    def signed_w1(self) -> np.ndarray:
+        """``[W1; -W1]`` (``[2F, H1]``): row ``f`` adds feature ``f``, row ``F + f``
+        subtracts it, so an incremental update is one gather and one sum. Built on first
+        use (a quantised net builds it when loaded) and cached, and :attr:`w1` becomes a
+        view of its first half, so the net holds ``2 F H1`` weights in memory (65 MB int8
+        at full size) instead of ``F H1``. Building it twice from two threads is harmless:
+        both tables are equal."""
+        table = self._signed
+        if table is None:
+            table = np.concatenate((self.w1, -self.w1))
+            self._signed = table
+            # W1 is now the first half of the table: drop the separate copy.
+            self.w1 = table[:self.n_features]
+        return table
+
+    @property
+    def hidden(self) -> tuple[int, int]:
+        return (self.w1.shape[1], self.w2.shape[1])
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"w1": self.w1, "w1_scale": self.w1_scale, "b1": self.b1, "w2": self.w2,
+                "b2": self.b2, "w3": self.w3, "b3": self.b3}
+
+    # --- evaluation --------------------------------------------------------------------
+
+    def accumulate(self, active: np.ndarray) -> np.ndarray:
+        """``b1 + sum W1[active]`` in :attr:`acc_dtype` (exact int32 when quantised)."""
+        rows = self.w1.take(active, 0)
+        if len(active) <= INT16_ROWS:
+            return self.b1 + np.add.reduce(rows, 0, self.sum_dtype)
+        return self.b1 + self.sum_rows(rows)
+
+    def sum_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The column sums of gathered ``W1`` rows, exactly for int8 rows. Up to 258 int8
+        rows are summed in int16 (258 * 127 < 2**15, so it cannot overflow), which numpy
+        does about a third faster than widening to int32; longer stacks go in chunks."""
+        if not self.quantised or len(rows) <= INT16_ROWS:
+            return np.add.reduce(rows, 0, self.sum_dtype)
+        total = np.zeros(rows.shape[1], np.int32)
+        for start in range(0, len(rows), INT16_ROWS):
+            total += np.add.reduce(rows[start:start + INT16_ROWS], 0, np.int16)
+        return total
+
+    def pre_activation(self, acc: np.ndarray) -> np.ndarray:
+        """The first layer's float pre-activation from an accumulator value."""
+        if self.quantised:
+            return acc * self.w1_scale
+        return acc
+
+    def forward(self, pre_activation: np.ndarray) -> np.ndarray:
+        """The hidden layers and output from first-layer pre-activations ``[..., H1]``
+        (float); returns ``[..., 4]`` scores in [0, 1], ordered up, down, left, right.
+        A batch (``[N, H1]``) runs as two BLAS matrix products."""
+        h1 = np.maximum(pre_activation, 0, dtype=np.float32)
+        h2 = h1 @ self.w2
+        h2 += self.b2
+        np.maximum(h2, 0, out=h2)
+        z = h2 @ self.w3
+        z += self.b3
+        # Logistic sigmoid, written to avoid overflow warnings for large |z|.
+        return (0.5 * (1.0 + np.tanh(0.5 * z))).astype(np.float32)
+
+    def evaluate(self, active: np.ndarray) -> np.ndarray:
+        """Scores of one feature set by a full refresh and forward pass (the reference)."""
+        return self.forward(self.pre_activation(self.accumulate(active)))
+
+    # --- the weight file ---------------------------------------------------------------
+
+    def save(self, path: str | Path, manifest: dict[str, Any] | None = None) -> None:
+        """Write the weight file (quantising ``W1`` if this is a float net). ``manifest``
+        (JSON-serialisable) replaces :attr:`manifest` when given."""
+        net = self.quantise()
+        if manifest is None:
+            manifest = self.manifest
+        arrays = net.arrays()
+        header = {
+            "format": FORMAT,
+            "version": VERSION,
+            "architecture": {
+                "features": N_FEATURES,
+                "hidden": list(net.hidden),
+                "outputs": N_OUTPUTS,
+                "activation": "relu",
+                "output_activation": "sigmoid",
+                "output_order": list(OUTPUT_ORDER),
+            },
+            "quantisation": {
+                "w1": "int8, symmetric, one float32 scale per hidden unit (w1_scale); "
+                      "W1 = w1 * w1_scale",
+                "b1": "int32 in the units of w1_scale; b1 = b1 * w1_scale",
+                "accumulator": "int32",
+                "hidden_layers": "float32",
+            },
+            "arrays": {k: {"dtype": v.dtype.str, "shape": list(v.shape)} for k, v in arrays.items()},
+            "sha256": _checksum(arrays),
+            "manifest": manifest,
+        }
+        try:
+            text = json.dumps(header, sort_keys=True, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"manifest is not plain JSON: {exc}") from None
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Write beside the target then rename, so a crash never leaves half a file there.
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as fh:
+            np.savez_compressed(fh, header=np.array(text), **arrays)
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Network:
+        """Read a weight file written by :meth:`save`; raises :class:`NetworkFileError`
+        (naming the file and the problem) for anything else."""
+        path = Path(path)
+        where = str(path)
+        if not path.is_file():
+            raise NetworkFileError(f"{where}: no such weight file")
+        try:
+            with np.load(path, allow_pickle=False) as npz:
+                names = set(npz.files)
+                if "header" not in names:
+                    raise NetworkFileError(f"{where}: not a {FORMAT} file (no header array)")
+                missing = [n for n in _ARRAYS if n not in names]
+                if missing:
+                    raise NetworkFileError(f"{where}: missing arrays {missing}")
+                header_text = str(npz["header"][()])
+                arrays = {n: npz[n] for n in _ARRAYS}
+        except NetworkFileError:
+            raise
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+            raise NetworkFileError(f"{where}: unreadable weight file ({type(exc).__name__}: "
+                                   f"{exc}); truncated or not an npz?") from None
+        try:
+            header = json.loads(header_text)
+        except ValueError as exc:
+            raise NetworkFileError(f"{where}: header is not JSON ({exc})") from None
+        if not isinstance(header, dict) or header.get("format") != FORMAT:
+            raise NetworkFileError(f"{where}: not a {FORMAT} file")
+        if header.get("version") != VERSION:
+            raise NetworkFileError(f"{where}: format version {header.get('version')!r}, "
+                                   f"this code reads version {VERSION}")
+        arch = header.get("architecture") or {}
+        if arch.get("features") != N_FEATURES or arch.get("outputs") != N_OUTPUTS:
+            raise NetworkFileError(f"{where}: architecture {arch.get('features')} -> ... -> "
+                                   f"{arch.get('outputs')} does not match {N_FEATURES} -> ... -> "
+                                   f"{N_OUTPUTS}")
+        if list(arch.get("output_order") or []) != list(OUTPUT_ORDER):
+            raise NetworkFileError(f"{where}: output order {arch.get('output_order')} is not "
+                                   f"{list(OUTPUT_ORDER)}")
+        hidden = arch.get("hidden")
+        _check_shapes(arrays, quantised=True, error=NetworkFileError, where=where, hidden=hidden)
+        digest = _checksum(arrays)
+        if digest != header.get("sha256"):
+            raise NetworkFileError(f"{where}: checksum mismatch (file says "
+                                   f"{header.get('sha256')}, arrays hash to {digest}): corrupt")
+        manifest = header.get("manifest") or {}
+        net = cls(**{n: np.ascontiguousarray(a) for n, a in arrays.items()}, manifest=manifest)
+        net.signed_w1()  # now, not on the first move of the first game
+        return net
+
+
+def _check_shapes(arrays: dict[str, np.ndarray], *, quantised: bool, error: type[Exception],
+                  where: str = "network", hidden: Any = None) -> None:
+    w1 = arrays["w1"]
+    if w1.ndim != 2:
+        raise error(f"{where}: w1 must be 2-D [F, H1], got shape {w1.shape}")
+    h1 = w1.shape[1]
+    w2 = arrays["w2"]
+    h2 = w2.shape[1] if w2.ndim == 2 else -1
+    expected = {
+        "w1": ((N_FEATURES, h1), np.int8 if quantised else np.float32),
+        "w1_scale": ((h1,), np.float32),
+        "b1": ((h1,), np.int32 if quantised else np.float32),
+        "w2": ((h1, h2), np.float32),
+        "b2": ((h2,), np.float32),
+        "w3": ((h2, N_OUTPUTS), np.float32),
+        "b3": ((N_OUTPUTS,), np.float32),
+    }
+    for name, (shape, dtype) in expected.items():
+        a = arrays[name]
+        if a.shape != shape:
+            raise error(f"{where}: {name} has shape {a.shape}, expected {shape}")
+        if a.dtype != dtype:
+            raise error(f"{where}: {name} has dtype {a.dtype}, expected {np.dtype(dtype)}")
+    if hidden is not None and list(hidden) != [h1, h2]:
+        raise error(f"{where}: header says hidden sizes {hidden}, arrays have {[h1, h2]}")
+    if min(h1, h2) < 1:
+        raise error(f"{where}: empty hidden layer")
+    for name in ("w1_scale", "w2", "b2", "w3", "b3") + (() if quantised else ("w1", "b1")):
+        if not np.isfinite(arrays[name]).all():
+            raise error(f"{where}: {name} holds NaN or infinity")
+
+
+def load_default() -> Network | None:
+    """The shipped network (:data:`DEFAULT_WEIGHTS`), or ``None`` when the file is absent.
+    A file that is present but bad raises :class:`NetworkFileError`."""
+    if not DEFAULT_WEIGHTS.exists():
+        return None
+    return Network.load(DEFAULT_WEIGHTS)
