@@ -1,0 +1,274 @@
+"""Nuppeppou's HTTP service: the four routes of the Battlesnake API v1.
+
+    gunicorn app:app          # production (settings in gunicorn.conf.py)
+    python app.py             # development server on $PORT (default 8000), 0.0.0.0
+
+Routes only: parsing is :func:`snake.board.parse_request`, sessions are
+:class:`snake.sessions.SessionManager`, decisions are :mod:`snake.strategy`.
+
+Environment:
+
+``NUPPEPPOU_STRATEGY``   strategy for ``/move`` (default ``seed``; see snake/strategy.py)
+``NUPPEPPOU_WEIGHTS``    network file (default ``weights/nnue.npz``; absent default: no network)
+``NUPPEPPOU_IDLE_LIMIT`` seconds after which an idle game session is reclaimed (default 120)
+``NUPPEPPOU_LOG_LEVEL``  ``DEBUG`` adds one line per move with its latency (default ``INFO``)
+``PORT``                 port for ``python app.py`` and gunicorn.conf.py (default 8000)
+"""
+
+from __future__ import annotations
+
+import os
+
+# One BLAS thread per process: gunicorn runs several workers on few cores, and the network's
+# small products gain nothing from threads. Must be set before numpy is imported.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import json  # noqa: E402
+import logging  # noqa: E402
+import time  # noqa: E402
+from typing import Any, Mapping  # noqa: E402
+
+from flask import Flask, Response, jsonify, request  # noqa: E402
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge  # noqa: E402
+
+from snake import __version__  # noqa: E402
+from snake.board import MOVES, MoveRequest, RequestError, parse_request  # noqa: E402
+from snake.sessions import DEFAULT_IDLE_LIMIT, SessionManager  # noqa: E402
+from snake.strategy import NO_SAFE_MOVE, Decision, Strategy, fallback_decision, get_strategy  # noqa: E402
+
+#: Requests larger than this get HTTP 413 (a 19x19 board with 8 snakes is about 20 kB).
+MAX_BODY_BYTES = 1 << 20
+SERVER_NAME = f"Nuppeppou/{__version__}"
+POOL_CAPACITY = 32
+INFO = {
+    "apiversion": "1",
+    "author": "daedalean",
+    "color": "#E80978",
+    "head": "pixel",
+    "tail": "pixel",
+    "version": __version__,
+}
+
+log = logging.getLogger("nuppeppou")
+_DEFAULT: Any = object()
+
+
+def configure_logging(level: str | None = None) -> None:
+    """Send the ``nuppeppou`` loggers to stderr at ``level`` (or ``$NUPPEPPOU_LOG_LEVEL``,
+    default INFO). Idempotent."""
+    name = (level or os.environ.get("NUPPEPPOU_LOG_LEVEL") or "INFO").upper()
+    log.setLevel(getattr(logging, name, logging.INFO))
+    if not any(getattr(h, "_nuppeppou", False) for h in log.handlers):
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter(
+            "%(asctime)s [%(process)d] %(levelname)s %(name)s: %(message)s"))
+        handler._nuppeppou = True  # type: ignore[attr-defined]
+        log.addHandler(handler)
+        log.propagate = False
+
+
+def load_network() -> Any | None:
+    """The network the service plays with: ``$NUPPEPPOU_WEIGHTS`` if set (it must exist),
+    else ``weights/nnue.npz`` if present, else ``None``. A bad file raises: a broken
+    network must stop the start-up, not be silently replaced by flood fill."""
+    path = os.environ.get("NUPPEPPOU_WEIGHTS")
+    try:
+        from nnue import network as nnue_network
+    except ModuleNotFoundError as exc:
+        if path or not (exc.name or "").startswith("nnue"):
+            raise
+        log.warning("the nnue package is not available: no network")
+        return None
+    if path:
+        return nnue_network.Network.load(path)
+    return nnue_network.load_default()
+
+
+def _make_pool(network: Any) -> Any:
+    from nnue.pool import AccumulatorPool
+
+    return AccumulatorPool(network, capacity=POOL_CAPACITY)
+
+
+def create_app(
+    config: Mapping[str, Any] | None = None,
+    *,
+    network: Any = _DEFAULT,
+    strategy: Strategy | str | None = None,
+    sessions: SessionManager | None = None,
+    clock=time.monotonic,
+) -> Flask:
+    """Build the service.
+
+    ``network``: an :class:`nnue.network.Network`, ``None`` for none, or by default
+    :func:`load_network`. ``strategy``: a strategy or its name (default
+    ``$NUPPEPPOU_STRATEGY`` or ``seed``). ``sessions``: a ready session manager (default:
+    one over a 32-slot accumulator stack of ``network``). ``config`` updates Flask's config;
+    ``IDLE_LIMIT`` sets the session idle limit in seconds."""
+    configure_logging()
+    app = Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+    app.config["IDLE_LIMIT"] = float(os.environ.get("NUPPEPPOU_IDLE_LIMIT", DEFAULT_IDLE_LIMIT))
+    app.json.sort_keys = False
+    if config:
+        app.config.update(config)
+
+    if network is _DEFAULT:
+        network = load_network()
+    if isinstance(strategy, str) or strategy is None:
+        name = strategy or os.environ.get("NUPPEPPOU_STRATEGY") or "seed"
+        strategy = get_strategy(name, network=network)
+    if sessions is None:
+        pool = _make_pool(network) if network is not None else None
+        sessions = SessionManager(pool, idle_limit=float(app.config["IDLE_LIMIT"]), clock=clock)
+    if network is None:
+        log.info("no network (%s absent): strategy %s plays every game by flood fill",
+                 os.environ.get("NUPPEPPOU_WEIGHTS") or "weights/nnue.npz", strategy.name)
+    else:
+        log.info("network loaded (%s); strategy %s; accumulator stack of %d per process",
+                 _manifest_summary(getattr(network, "manifest", None) or {}),
+                 strategy.name, POOL_CAPACITY)
+    app.extensions["nuppeppou"] = {"network": network, "strategy": strategy, "sessions": sessions}
+
+    def parsed() -> MoveRequest:
+        """The request body as a model; RequestError (400) names what is wrong."""
+        raw = request.get_data(cache=False)  # raises 413 past MAX_CONTENT_LENGTH
+        if request.content_length is None and len(raw) >= MAX_BODY_BYTES:
+            # A streamed (chunked) body is cut at the limit rather than refused: refuse it.
+            raise RequestEntityTooLarge()
+        try:
+            body = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise RequestError(f"body: not valid JSON ({str(exc)[:120]})") from None
+        return parse_request(body)
+
+    @app.errorhandler(RequestError)
+    def bad_request(exc: RequestError):
+        log.info("400 %s %s: %s", request.method, request.path, exc)
+        return jsonify(error=str(exc)), 400
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException):
+        if exc.code == 413:
+            message = f"body: larger than {MAX_BODY_BYTES} bytes"
+        else:
+            message = f"{exc.name}: {request.method} {request.path}"
+        return jsonify(error=message), exc.code or 500
+
+    @app.errorhandler(Exception)
+    def unexpected(exc: Exception):  # a bug, never the client's input: say so and log it
+        log.exception("unexpected error on %s %s", request.method, request.path)
+        return jsonify(error="internal error"), 500
+
+    @app.after_request
+    def server_header(response: Response) -> Response:
+        # gunicorn.conf.py and the development server below name the project themselves;
+        # elsewhere (other servers, the test client) the header is added here.
+        if request.environ.get("SERVER_SOFTWARE") != SERVER_NAME:
+            response.headers["Server"] = SERVER_NAME
+        return response
+
+    @app.get("/")
+    def info():
+        return jsonify(INFO)
+
+    @app.post("/start")
+    def start():
+        game = parsed()
+        try:
+            sessions.start(game)
+        except Exception:
+            log.exception("/start failed for game %s", game.state.game.id)
+        return jsonify({})
+
+    @app.post("/move")
+    def move():
+        began = time.perf_counter()
+        game = parsed()
+        game.received = began
+        try:
+            with sessions.use(game) as accumulator:
+                decision = strategy.choose(game, accumulator)
+            if decision.move not in MOVES:
+                raise ValueError(f"strategy {strategy.name} answered {decision.move!r}")
+        except Exception:
+            log.exception("/move failed for game %s turn %d; answering by flood fill",
+                          game.state.game.id, game.state.turn)
+            decision = _last_resort(game)
+        answer = {"move": decision.move}
+        if decision.shout:
+            answer["shout"] = decision.shout[:256]
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("move %s you=%s turn=%d -> %s by %s in %.2f ms", game.state.game.id,
+                      game.you.id, game.state.turn, decision.move,
+                      decision.details.get("method", strategy.name),
+                      (time.perf_counter() - began) * 1000)
+        return jsonify(answer)
+
+    @app.post("/end")
+    def end():
+        game = parsed()
+        try:
+            sessions.end(game)
+        except Exception:
+            log.exception("/end failed for game %s", game.state.game.id)
+        return jsonify({})
+
+    return app
+
+
+def _manifest_summary(manifest: Mapping[str, Any]) -> str:
+    """One short line about a network: when it was trained, on how much, how well."""
+    data = manifest.get("data") if isinstance(manifest.get("data"), dict) else {}
+    parts = [f"trained {manifest['date']}" if "date" in manifest else "",
+             f"{data['positions']} positions" if "positions" in data else "",
+             f"validation loss {manifest['validation_loss']:.4f}"
+             if isinstance(manifest.get("validation_loss"), float) else ""]
+    return ", ".join(p for p in parts if p) or "no manifest"
+
+
+def _last_resort(game: MoveRequest) -> Decision:
+    try:
+        return fallback_decision(game)
+    except Exception:
+        log.exception("flood fill failed too; answering %s", NO_SAFE_MOVE)
+        return Decision(NO_SAFE_MOVE)
+
+
+_app: Flask | None = None
+
+
+def __getattr__(name: str) -> Any:
+    """``app``, built on first use: ``gunicorn app:app`` (which loads it before forking,
+    preload_app) and ``python app.py`` get it; ``from app import create_app`` in tests does
+    not load the network."""
+    global _app
+    if name == "app":
+        if _app is None:
+            _app = create_app()
+        return _app
+    raise AttributeError(name)
+
+
+def main() -> None:
+    from werkzeug.serving import WSGIRequestHandler
+
+    class Handler(WSGIRequestHandler):
+        server_version = SERVER_NAME
+        sys_version = ""
+
+        def version_string(self) -> str:
+            return SERVER_NAME
+
+        def make_environ(self):
+            environ = super().make_environ()
+            environ["SERVER_SOFTWARE"] = SERVER_NAME
+            return environ
+
+    port = int(os.environ.get("PORT", "8000"))
+    __getattr__("app").run(host="0.0.0.0", port=port, threaded=True, request_handler=Handler)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,248 @@
+"""Server latency benchmark: ``python -m bench.server``.
+
+Starts the service under gunicorn with the repo's gunicorn.conf.py on a free loopback port,
+replays recorded games as the engine would send them (``/start``, one ``/move`` per turn,
+``/end``) and prints the ``/move`` latency seen by the client (p50 / p99, milliseconds):
+
+- per strategy and board: 11x11 with 4 snakes, 19x19 with 8, one game at a time;
+- per strategy under load: 32 games played at once (half of each board).
+
+The last line reads ``server: p50 X ms, p99 Y ms at 32 games`` for the default strategy
+(``seed``). The games are played beforehand by flood-fill snakes with the rules engine.
+No network has been trained yet, so unless ``--weights`` is given the benchmark writes a
+random full-size network (63720 -> 512 -> 512 -> 4, quantised like a real weight file) to
+a temporary directory and points the service at it with ``NUPPEPPOU_WEIGHTS``: the NNUE
+path is what gets measured.
+
+Options: ``--workers`` / ``--threads`` (default: gunicorn.conf.py's), ``--strategies``,
+``--games`` (per board), ``--turns`` (cap per game), ``--concurrency`` (32).
+
+The client runs on the same machine (one Python thread per game, keep-alive connections),
+so its own CPU use is part of what is measured: on a small machine the figures are an
+upper bound on what the engine would see.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BOARDS = ((11, 4), (19, 8))
+
+
+def record_games(side: int, snakes: int, games: int, turns: int, seed: int) -> list[list[bytes]]:
+    """Request bodies (JSON bytes) that snake s0 receives in ``games`` games: the /start
+    body, the /move bodies, and the /end body last."""
+    from snake.board import parse_request, state_to_request
+    from snake.rules import is_game_over, play_turn
+    from snake.setup import new_game
+    from snake.strategy import get_strategy
+
+    player = get_strategy("floodfill")
+    out = []
+    for g in range(games):
+        rng = random.Random(seed * 1000 + g)
+        ids = [f"s{i}" for i in range(snakes)]
+        state = new_game("standard", side, side, ids, rng=rng, game_id=f"bench-{side}-{g}")
+        bodies = []
+        while True:
+            bodies.append(state_to_request(state, "s0"))
+            if is_game_over(state) or not state.board.snake("s0").alive or state.turn >= turns:
+                break
+            moves = {}
+            for snake in state.board.living_snakes:
+                req = parse_request(state_to_request(state, snake.id))
+                # A little randomness keeps the opponents from mirroring each other.
+                if snake.id != "s0" and rng.random() < 0.05:
+                    moves[snake.id] = rng.choice(("up", "down", "left", "right"))
+                else:
+                    moves[snake.id] = player.choose(req, None).move
+            state = play_turn(state, moves, rng)
+        if len(bodies) > 2:
+            bodies.append(bodies[-1])  # the /end body
+            out.append([json.dumps(b).encode() for b in bodies])
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """gunicorn with the repo's config on a free loopback port."""
+
+    def __init__(self, strategy: str, weights: Path, workers: int | None, threads: int | None):
+        self.port = free_port()
+        env = dict(os.environ, PORT=str(self.port), NUPPEPPOU_STRATEGY=strategy,
+                   NUPPEPPOU_WEIGHTS=str(weights), NUPPEPPOU_LOG_LEVEL="WARNING")
+        if workers:
+            env["NUPPEPPOU_WORKERS"] = str(workers)
+        if threads:
+            env["NUPPEPPOU_THREADS"] = str(threads)
+        self.log = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py",
+             "-b", f"127.0.0.1:{self.port}", "app:app"],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+                conn.request("GET", "/")
+                if conn.getresponse().status == 200:
+                    conn.close()
+                    break
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.log.seek(0)
+                raise RuntimeError("gunicorn did not start:\n" + self.log.read().decode())
+            time.sleep(0.2)
+        time.sleep(1.0)  # let every worker finish booting
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+def play(port: int, bodies: list[bytes], game_id: str, latencies: list[float],
+         errors: list[str]) -> None:
+    """Replay one game over one keep-alive connection; append /move latencies (s)."""
+    prefix = b'{"game": {"id": "%s",' % game_id.encode()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Content-Type": "application/json"}
+
+    def post(path: str, body: bytes) -> float:
+        # Give every replay its own game id so sessions do not collide.
+        body = prefix + body[len(b'{"game": {'):].split(b",", 1)[1]
+        began = time.perf_counter()
+        conn.request("POST", path, body=body, headers=headers)
+        response = conn.getresponse()
+        data = response.read()
+        elapsed = time.perf_counter() - began
+        if response.status != 200:
+            errors.append(f"{path} {response.status} {data[:200]!r}")
+        return elapsed
+
+    try:
+        post("/start", bodies[0])
+        for body in bodies[:-2]:  # the last state is the one the game ended in
+            latencies.append(post("/move", body))
+        post("/end", bodies[-1])
+    except OSError as exc:
+        errors.append(f"{game_id}: {exc}")
+    finally:
+        conn.close()
+
+
+def percentiles(latencies: list[float]) -> tuple[float, float]:
+    xs = sorted(latencies)
+    if not xs:
+        return float("nan"), float("nan")
+    p50 = xs[min(len(xs) - 1, int(0.50 * len(xs)))]
+    p99 = xs[min(len(xs) - 1, int(0.99 * len(xs)))]
+    return p50 * 1000, p99 * 1000
+
+
+def run_sequential(port: int, games: list[list[bytes]], tag: str) -> tuple[float, float, int]:
+    latencies: list[float] = []
+    errors: list[str] = []
+    for i, bodies in enumerate(games):
+        play(port, bodies, f"{tag}-{i}", latencies, errors)
+    if errors:
+        raise RuntimeError(f"{len(errors)} failed requests, first: {errors[0]}")
+    return (*percentiles(latencies), len(latencies))
+
+
+def run_concurrent(port: int, games: list[list[bytes]], n: int, tag: str) -> tuple[float, float, int]:
+    latencies: list[float] = []
+    errors: list[str] = []
+    threads = [threading.Thread(target=play, args=(port, games[i % len(games)],
+                                                   f"{tag}-{i}", latencies, errors))
+               for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise RuntimeError(f"{len(errors)} failed requests, first: {errors[0]}")
+    return (*percentiles(latencies), len(latencies))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.server", description=__doc__.split("\n")[0])
+    parser.add_argument("--strategies", default="floodfill,random,seed",
+                        help="comma-separated; the default strategy (seed) is reported last")
+    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--games", type=int, default=3, help="recorded games per board")
+    parser.add_argument("--turns", type=int, default=120, help="turn cap per recorded game")
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--weights", type=Path, default=None,
+                        help="network file (default: a random full-size one in a temp dir)")
+    args = parser.parse_args(argv)
+
+    strategies = [s for s in args.strategies.split(",") if s]
+    if "seed" in strategies:  # the default strategy's figures go last
+        strategies = [s for s in strategies if s != "seed"] + ["seed"]
+
+    print(f"recording games ({args.games} per board, at most {args.turns} turns)...", flush=True)
+    recorded = {board: record_games(*board, args.games, args.turns, seed=1) for board in BOARDS}
+    for (side, snakes), games in recorded.items():
+        print(f"  {side}x{side} with {snakes} snakes: {len(games)} games, "
+              f"{sum(len(g) - 2 for g in games)} moves, "
+              f"{sum(len(b) for g in games for b in g) // sum(len(g) for g in games)} bytes per body")
+    mixed = [g for pair in zip(*recorded.values()) for g in pair]
+
+    with tempfile.TemporaryDirectory() as tmp:
+        weights = args.weights
+        if weights is None:
+            from nnue.network import Network
+
+            print("writing a random full-size network...", flush=True)
+            weights = Path(tmp) / "random-nnue.npz"
+            Network.random(1).save(weights, {"source": "bench.server: random, untrained"})
+        workers = args.workers or "conf"
+        threads = args.threads or "conf"
+        print(f"gunicorn workers={workers} threads={threads}", flush=True)
+        last = None
+        for strategy in strategies:
+            server = Server(strategy, weights, args.workers, args.threads)
+            try:
+                for (side, snakes), games in recorded.items():
+                    p50, p99, n = run_sequential(server.port, games, f"{strategy}-{side}")
+                    print(f"{strategy:>9} {side}x{side} {snakes} snakes, 1 game:  "
+                          f"p50 {p50:.2f} ms, p99 {p99:.2f} ms ({n} moves)", flush=True)
+                p50, p99, n = run_concurrent(server.port, mixed, args.concurrency,
+                                             f"{strategy}-load")
+                print(f"{strategy:>9} mixed, {args.concurrency} games at once: "
+                      f"p50 {p50:.2f} ms, p99 {p99:.2f} ms ({n} moves)", flush=True)
+                last = (strategy, p50, p99)
+            finally:
+                server.stop()
+    if last is not None:
+        name, p50, p99 = last
+        label = "" if name == "seed" else f" [{name}]"
+        print(f"server{label}: p50 {p50:.1f} ms, p99 {p99:.1f} ms at {args.concurrency} games")
+
+
+if __name__ == "__main__":
+    main()

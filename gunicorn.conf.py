@@ -1,0 +1,51 @@
+"""gunicorn settings for Nuppeppou: ``gunicorn app:app`` (this file is read automatically).
+
+Worker and thread counts were chosen by measurement with ``python -m bench.server`` on a
+2-core machine (figures and reasoning in docs/server.md). Override them with
+``NUPPEPPOU_WORKERS`` / ``NUPPEPPOU_THREADS`` (or gunicorn's own ``-w`` / ``--threads``).
+
+Each worker process has its own 32-slot accumulator stack and session table. The engine's
+requests for one game may reach different workers; each worker answers correctly anyway
+(an unknown session is opened with a full refresh, SPEC §3), at the cost of one more
+accumulator per worker for that game and a full refresh whenever the previous turn was
+served elsewhere.
+"""
+
+import os
+
+# One BLAS thread per worker, set before the app (and numpy) is imported: the workers
+# already use the cores, and BLAS threads would fight them for it.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
+workers = int(os.environ.get("NUPPEPPOU_WORKERS", "2"))
+threads = int(os.environ.get("NUPPEPPOU_THREADS", "4"))
+worker_class = "gthread"
+# Load the app, and with it the network, once in the master before forking: the workers
+# share its pages copy-on-write instead of each reading the file.
+preload_app = True
+# The engine keeps connections open between turns; 500 ms turns leave no room for handshakes.
+keepalive = 75
+timeout = 30
+graceful_timeout = 10
+accesslog = os.environ.get("NUPPEPPOU_ACCESS_LOG") or None
+loglevel = os.environ.get("NUPPEPPOU_LOG_LEVEL", "info").lower()
+
+
+def _name_the_server() -> None:
+    """Answer with ``Server: Nuppeppou/<version>`` (as the official starters name theirs)
+    instead of gunicorn's; the app then does not add a second Server header."""
+    import sys
+
+    from gunicorn.http import wsgi
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    from snake import __version__
+
+    wsgi.SERVER = wsgi.SERVER_SOFTWARE = f"Nuppeppou/{__version__}"
+
+
+_name_the_server()

@@ -1,0 +1,141 @@
+"""Explain one decision: ``python -m snake.explain REQUEST.json`` (``-`` reads stdin).
+
+Prints the board, what the move filter removed and why, the flood-fill sums or the NNUE
+scores, and the move chosen, as the service would answer the request with no history (a
+fresh session: full refresh). Options: ``--strategy NAME`` (default ``$NUPPEPPOU_STRATEGY``
+or ``seed``), ``--weights PATH`` (default ``$NUPPEPPOU_WEIGHTS`` or weights/nnue.npz),
+``--no-network`` (flood fill, as a game that got no accumulator).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+from .board import MOVES, MoveRequest, RequestError, parse_request
+from .diagram import to_ascii
+from .moves import MoveFilter
+from .strategy import Decision, get_strategy
+
+
+def explain(request: MoveRequest, decision: Decision, strategy: str) -> str:
+    """The explanation of ``decision`` for ``request`` as text."""
+    state, you = request.state, request.you
+    board = state.board
+    lines = [
+        f"game {state.game.id}  turn {state.turn}  ruleset {state.ruleset.name}  "
+        f"{board.width}x{board.height}  map {state.game.map}",
+    ]
+    letters = {s.id: chr(ord("A") + i % 26) for i, s in enumerate(board.living_snakes)}
+    for s in board.living_snakes:
+        me = "  <- you" if s.id == you.id else ""
+        squad = f"  squad {s.squad}" if s.squad else ""
+        lines.append(f"  {letters[s.id]}: {s.name or s.id} ({s.id})  length {s.length}  "
+                     f"health {s.health}{squad}{me}")
+    if you.id not in letters:
+        lines.append(f"  you ({you.id}) are not on the board")
+    lines += ["", to_ascii(state), ""]
+
+    verdict: MoveFilter | None = decision.details.get("filter")
+    if verdict is not None:
+        lines.append("filter:")
+        for move in MOVES:
+            if move in verdict.removed:
+                lines.append(f"  {move:<5}  removed: {verdict.removed[move]}")
+            else:
+                risky = "  (risky, kept: every move left is risky)" if move in verdict.risky else ""
+                lines.append(f"  {move:<5}  allowed{risky}")
+    method = decision.details.get("method", strategy)
+    scores: dict[str, float] | None = decision.details.get("scores")
+    if "nnue" in decision.details:
+        lines.append(f"nnue: {decision.details['nnue']}")
+    if scores:
+        label = "NNUE scores (win probability)" if method == "nnue" else "flood-fill sums"
+        lines.append(f"{label}:")
+        for move in MOVES:
+            if move in scores:
+                lines.append(f"  {move:<5}  {scores[move]:.4f}")
+    search = decision.details.get("search")
+    if search:
+        lines += _explain_search(search, letters)
+    if "candidates" in decision.details:
+        lines.append(f"candidates: {', '.join(decision.details['candidates'])}")
+    lines.append(f"move: {decision.move}  (strategy {strategy}, by {method})")
+    if decision.shout:
+        lines.append(f"shout: {decision.shout}")
+    return "\n".join(lines)
+
+
+def _explain_search(search: dict[str, Any], letters: dict[str, str]) -> list[str]:
+    """The search's summary: what it searched, how deep, and the line it expects."""
+    lines = [
+        f"search: {search.get('algorithm')} with {search.get('evaluator')} evaluation, "
+        f"depth {search.get('depth')}, {search.get('nodes')} nodes, "
+        f"{search.get('elapsed_ms')} ms, stopped: {search.get('stopped')}",
+    ]
+    if search.get("score") is not None:
+        lines.append(f"  score {search['score']:.4f}")
+    root = search.get("scores") or {}
+    if root:
+        lines.append("  root scores: " + ", ".join(f"{m} {v:.4f}" for m, v in root.items()))
+    for ply, moves in enumerate(search.get("pv") or [], start=1):
+        joint = ", ".join(f"{letters.get(sid, sid)} {move}" for sid, move in moves.items())
+        lines.append(f"  pv {ply}: {joint}")
+    return lines
+
+
+def _load(path: str, stdin: TextIO) -> Any:
+    text = stdin.read() if path == "-" else open(path, encoding="utf-8").read()
+    return json.loads(text)
+
+
+def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout) -> int:
+    parser = argparse.ArgumentParser(prog="python -m snake.explain", description=__doc__.split("\n")[0])
+    parser.add_argument("request", help="a /move request body (JSON file), or - for stdin")
+    parser.add_argument("--strategy", default=os.environ.get("NUPPEPPOU_STRATEGY") or "seed")
+    parser.add_argument("--weights", default=None, help="network file (.npz)")
+    parser.add_argument("--no-network", action="store_true", help="play without the network")
+    args = parser.parse_args(argv)
+
+    try:
+        request = parse_request(_load(args.request, stdin))
+    except OSError as exc:
+        print(f"error: cannot read {args.request}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except (ValueError, RecursionError) as exc:  # RequestError and JSON errors
+        kind = "invalid request" if isinstance(exc, RequestError) else "not valid JSON"
+        print(f"error: {kind}: {exc}", file=sys.stderr)
+        return 2
+
+    network = None
+    if not args.no_network:
+        from nnue.network import Network, NetworkFileError, load_default
+
+        path = args.weights or os.environ.get("NUPPEPPOU_WEIGHTS")
+        try:
+            network = Network.load(path) if path else load_default()
+        except (OSError, NetworkFileError) as exc:
+            print(f"error: cannot load the network: {exc}", file=sys.stderr)
+            return 2
+    try:
+        strategy = get_strategy(args.strategy, network=network)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    accumulator = None
+    if network is not None:
+        from nnue.accumulator import Accumulator
+
+        accumulator = Accumulator(network)
+    decision = strategy.choose(request, accumulator)
+    if network is None and not args.no_network:
+        print("(no network: weights/nnue.npz is absent, so the seed plays flood fill)", file=out)
+    print(explain(request, decision, strategy.name), file=out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""The move filter: which of the four moves are certain death, and which are risky.
+
+This is step 1 of the seed behaviour (SPEC §2). For the snake ``you`` in ``state`` a move is
+**removed** as certain death when it goes
+
+1. back onto ``you``'s own neck;
+2. off the board (in ``wrapped`` and ``wrapped_constrictor`` the edges wrap instead, so no
+   move leaves the board);
+3. into a square that a snake body (``you``'s or another living snake's) still occupies
+   after this turn's movement. Every snake moves one square, so its segments
+   ``body[0] .. body[-2]`` stay occupied (its head becomes its neck) and its tail square
+   ``body[-1]`` is free if and only if its last two segments differ (it did not just eat)
+   and the ruleset is not a constrictor one (there every snake grows every turn). In
+   ``squad`` with ``allowBodyCollisions`` the bodies of ``you``'s squadmates are no
+   obstacle;
+4. to death by health: ``you``'s health after the turn (minus 1, minus the hazard damage
+   once per copy of the square in ``board.hazards`` when the square holds no food) reaches
+   0 and the square holds no food.
+
+A surviving move is **risky** when its square is next to the head of a living snake that is
+not ``you``'s squadmate and is at least as long as ``you``: a head-to-head there loses or
+draws. Risky moves are dropped as well, unless every move left is risky.
+
+When ``you`` is not alive (eliminated, or not on the board) every move is removed. The
+geometry (the square a move leads to, what is on the board) comes from :mod:`snake.board`;
+this module never advances the game, the rules engine (:mod:`snake.rules`) does.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .board import MOVES, GameState, Point, Snake
+
+# Reasons a move is removed, as shown by ``python -m snake.explain``.
+NECK = "back onto own neck"
+WALL = "off the board"
+BODY = "into a body"
+HEALTH = "out of health"
+RISKY = "risky head-to-head"
+DEAD = "you are not alive"
+
+
+@dataclass(frozen=True, slots=True)
+class MoveFilter:
+    """The filter's verdict for one snake and state.
+
+    ``allowed``: the moves left, in :data:`~snake.board.MOVES` order (empty when every move
+    is certain death). ``removed``: each removed move with its reason. ``risky``: the
+    surviving moves that risk a head-to-head (dropped from ``allowed`` unless all are)."""
+
+    allowed: tuple[str, ...]
+    removed: dict[str, str] = field(default_factory=dict)
+    risky: tuple[str, ...] = ()
+
+
+def bodies_pass_through_squadmates(state: GameState) -> bool:
+    """In squad mode with ``allowBodyCollisions``, squadmates' bodies are no obstacle."""
+    return state.ruleset.squad and state.ruleset.settings.allow_body_collisions
+
+
+def tail_stays(state: GameState, snake: Snake) -> bool:
+    """The tail square is still occupied after this turn's movement: the snake just ate
+    (last two segments equal) or every snake grows (constrictor rulesets)."""
+    return state.ruleset.constrictor or snake.just_ate
+
+
+def occupied_after_move(state: GameState, you: Snake) -> set[Point]:
+    """The squares that a snake body occupies once every snake has moved this turn, as
+    obstacles for ``you`` (squadmates excluded when bodies pass through them)."""
+    passable_mates = bodies_pass_through_squadmates(state)
+    occupied: set[Point] = set()
+    for snake in state.board.snakes:
+        if not snake.alive:
+            continue
+        if passable_mates and you.is_squadmate(snake):
+            continue
+        body = snake.body
+        occupied.update(body if tail_stays(state, snake) else body[:-1])
+    return occupied
+
+
+def filter_moves(state: GameState, you: Snake) -> MoveFilter:
+    """Apply the filter described in the module docstring."""
+    if not you.alive or state.board.snake(you.id) is None:
+        return MoveFilter((), {m: DEAD for m in MOVES}, ())
+
+    board = state.board
+    occupied = occupied_after_move(state, you)
+    food = set(board.food)
+    hazards = Counter(board.hazards)
+    damage = state.ruleset.settings.hazard_damage_per_turn
+    threats = [
+        s for s in board.snakes
+        if s.alive and s.id != you.id and not you.is_squadmate(s) and s.length >= you.length
+    ]
+    danger: set[Point] = {state.step(s.head, m) for s in threats for m in MOVES}
+
+    removed: dict[str, str] = {}
+    safe: list[str] = []
+    for move in MOVES:
+        square = state.step(you.head, move)
+        if you.neck is not None and square == you.neck and you.neck != you.head:
+            removed[move] = NECK
+        elif not board.in_bounds(square):
+            removed[move] = WALL
+        elif square in occupied:
+            removed[move] = BODY
+        elif square not in food and you.health - 1 - damage * hazards[square] <= 0:
+            removed[move] = HEALTH
+        else:
+            safe.append(move)
+
+    risky = tuple(m for m in safe if state.step(you.head, m) in danger)
+    if risky and len(risky) < len(safe):
+        for move in risky:
+            removed[move] = RISKY
+        allowed = tuple(m for m in safe if m not in risky)
+    else:
+        allowed = tuple(safe)
+    return MoveFilter(allowed, removed, risky)

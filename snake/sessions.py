@@ -1,0 +1,272 @@
+"""Game sessions and their NNUE accumulators (SPEC §3).
+
+A session is keyed by ``(game.id, you.id)``: two of our snakes may play in the same game.
+It holds the accumulator leased from the process's recycle stack
+(:class:`nnue.pool.AccumulatorPool`, 32 slots), which remembers the previous turn's active
+feature set so that the next turn is an incremental update.
+
+Life of a session:
+
+- ``/start`` opens it and leases an accumulator when the stack has one free (or can still
+  create one) and the network covers the game's ruleset and board size. Otherwise the
+  session has none and the game is played by flood fill. A repeated ``/start`` is harmless.
+- ``/move`` uses it under the session's own lock, so two requests of one game never touch
+  its accumulator at once, while different games run in parallel. A ``/move`` for a session
+  this process does not know (restart, another gunicorn worker, a reclaimed session) opens
+  one first, exactly like ``/start``; the accumulator then starts with a full refresh.
+- ``/end`` closes it: the accumulator is reset and pushed back on the stack, and the
+  outcome (won, lost, draw) and the number of turns are logged. ``/end`` for an unknown
+  session does nothing.
+- The engine does not guarantee ``/end``: a session idle for longer than ``idle_limit``
+  seconds (120 by default) is reclaimed the same way. Reclamation runs lazily at every
+  request (a sweep of the session table; there are few sessions per process).
+
+The cache never changes results: the accumulator compares the new active set with the one it
+was built from (whatever turn that was, even a later one from a replayed request), so its
+scores always equal a full refresh of the state it is given.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from .board import MoveRequest
+
+log = logging.getLogger("nuppeppou.sessions")
+
+DEFAULT_IDLE_LIMIT = 120.0
+#: More sessions than this in one process means a client opening games and never ending
+#: them: the least recently used idle one is closed to make room.
+DEFAULT_MAX_SESSIONS = 10_000
+
+
+def network_covers(request: MoveRequest) -> bool:
+    """The network has input features for this game (ruleset and board size)."""
+    from nnue.features import active_features
+
+    return active_features(request.state, request.you) is not None
+
+
+def game_outcome(request: MoveRequest) -> str:
+    """The result for ``you`` as an ``/end`` body shows it (``board.snakes`` lists the
+    living snakes): ``won`` when ``you`` (or in squad, ``you``'s squad) is all that is left,
+    ``draw`` when nobody is left, ``lost`` when ``you`` is gone and someone is left,
+    ``survived`` in solo when ``you`` is still alive, ``unfinished`` otherwise."""
+    state, you = request.state, request.you
+    living = state.board.living_snakes
+    you_alive = you.alive and state.board.snake(you.id) is not None
+    if state.ruleset.name == "solo" and len(living) <= 1:
+        return "survived" if you_alive else "lost"
+    others = [s for s in living if s.id != you.id and not you.is_squadmate(s)]
+    mates_alive = any(you.is_squadmate(s) for s in living)
+    if others:
+        return "lost" if not (you_alive or mates_alive) else "unfinished"
+    if you_alive or mates_alive:
+        return "won"
+    return "draw"
+
+
+@dataclass(eq=False)
+class Session:
+    """One game as one of our snakes plays it."""
+
+    game_id: str
+    you_id: str
+    accumulator: Any | None
+    leased: bool
+    description: str
+    last_seen: float
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    turn: int = 0
+    moves: int = 0
+    busy: int = 0  # requests holding or waiting for the lock (guarded by the manager's lock)
+    closed: bool = False
+
+
+class SessionManager:
+    """Maps ``(game.id, you.id)`` to sessions and lends them accumulators from ``pool``
+    (``None``: no network, every game is played by flood fill). Thread-safe."""
+
+    def __init__(
+        self,
+        pool: Any | None = None,
+        *,
+        idle_limit: float = DEFAULT_IDLE_LIMIT,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        clock: Callable[[], float] = time.monotonic,
+        covers: Callable[[MoveRequest], bool] = network_covers,
+    ) -> None:
+        self.pool = pool
+        self.idle_limit = idle_limit
+        self.max_sessions = max_sessions
+        self.clock = clock
+        self.covers = covers
+        self._sessions: dict[tuple[str, str], Session] = {}
+        self._lock = threading.Lock()  # guards _sessions, Session.busy and the pool
+
+    # -- the three routes ---------------------------------------------------------------
+
+    def start(self, request: MoveRequest) -> Session:
+        """``/start``: open the session (or touch it if it is already open)."""
+        self.reclaim_idle()
+        key = self._key(request)
+        with self._lock:
+            session = self._sessions.get(key)
+            if session is not None:
+                session.last_seen = self.clock()
+                log.debug("repeated /start for game %s you %s", *key)
+                return session
+            return self._open(request, via="start")
+
+    @contextmanager
+    def use(self, request: MoveRequest) -> Iterator[Any | None]:
+        """``/move``: hold the session's lock and yield its accumulator (``None``: play
+        without the network). Opens the session when it is unknown. If the body of the
+        ``with`` raises, the accumulator is reset so that the next move refreshes it fully."""
+        self.reclaim_idle()
+        key = self._key(request)
+        with self._lock:
+            session = self._sessions.get(key)
+            if session is None:
+                session = self._open(request, via="move")
+            session.busy += 1
+            session.last_seen = self.clock()
+        try:
+            with session.lock:
+                accumulator = None if session.closed else session.accumulator
+                try:
+                    yield accumulator
+                except BaseException:
+                    if accumulator is not None:
+                        accumulator.reset()
+                    raise
+                finally:
+                    session.moves += 1
+                    session.turn = max(session.turn, request.state.turn)
+        finally:
+            with self._lock:
+                session.busy -= 1
+                session.last_seen = self.clock()
+
+    def end(self, request: MoveRequest) -> str | None:
+        """``/end``: close the session, return its accumulator, log the outcome. Returns the
+        outcome, or ``None`` for a session this process does not know."""
+        key = self._key(request)
+        with self._lock:
+            session = self._sessions.pop(key, None)
+        outcome = game_outcome(request)
+        if session is None:
+            log.info("game end   %s you=%s outcome=%s turns=%d (session unknown here)",
+                     key[0], key[1], outcome, request.state.turn)
+        else:
+            self._close(session)
+            log.info("game end   %s you=%s outcome=%s turns=%d moves=%d accumulator=%s",
+                     key[0], key[1], outcome, request.state.turn, session.moves,
+                     "yes" if session.leased else "no")
+        self.reclaim_idle()
+        return outcome if session is not None else None
+
+    # -- housekeeping --------------------------------------------------------------------
+
+    def reclaim_idle(self) -> int:
+        """Close every session idle for longer than ``idle_limit``; returns how many."""
+        now = self.clock()
+        with self._lock:
+            stale = [k for k, s in self._sessions.items()
+                     if s.busy == 0 and now - s.last_seen > self.idle_limit]
+            sessions = [self._sessions.pop(k) for k in stale]
+        for session in sessions:
+            self._close(session)
+            log.info("game idle  %s you=%s reclaimed after %.0f s (turn %d, %d moves)",
+                     session.game_id, session.you_id, now - session.last_seen,
+                     session.turn, session.moves)
+        return len(sessions)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._sessions)
+
+    def __contains__(self, key: tuple[str, str]) -> bool:
+        with self._lock:
+            return key in self._sessions
+
+    def session(self, game_id: str, you_id: str) -> Session | None:
+        with self._lock:
+            return self._sessions.get((game_id, you_id))
+
+    def stats(self) -> dict[str, int]:
+        """Sessions open, and the stack's created / free / capacity counts."""
+        with self._lock:
+            out = {"sessions": len(self._sessions)}
+            if self.pool is not None:
+                out.update(created=self.pool.created, free=self.pool.free_count,
+                           capacity=self.pool.capacity)
+            return out
+
+    # -- internals -----------------------------------------------------------------------
+
+    @staticmethod
+    def _key(request: MoveRequest) -> tuple[str, str]:
+        return (request.state.game.id, request.you.id)
+
+    def _open(self, request: MoveRequest, via: str) -> Session:
+        """Open a session; the caller holds ``self._lock``."""
+        if len(self._sessions) >= self.max_sessions:
+            self._evict_one()
+        accumulator = None
+        if self.pool is not None and request.you.alive and self._covered(request):
+            accumulator = self.pool.lease()
+        state = request.state
+        key = self._key(request)
+        board = state.board
+        description = (
+            f"ruleset={state.ruleset.name} size={board.width}x{board.height} "
+            f"snakes={len(board.living_snakes)} accumulator={'yes' if accumulator else 'no'}"
+        )
+        session = Session(key[0], key[1], accumulator, accumulator is not None, description,
+                          self.clock(),
+                          turn=state.turn)
+        self._sessions[key] = session
+        free = f" (stack: {self.pool.free_count} free of {self.pool.created} created, " \
+               f"capacity {self.pool.capacity})" if self.pool is not None else ""
+        log.info("game start %s you=%s turn=%d %s%s%s", key[0], key[1], state.turn, description,
+                 "" if via == "start" else " [opened by /move]", free)
+        return session
+
+    def _covered(self, request: MoveRequest) -> bool:
+        try:
+            return bool(self.covers(request))
+        except Exception:  # an odd state must not stop the game from being served
+            log.exception("feature check failed for game %s", request.state.game.id)
+            return False
+
+    def _evict_one(self) -> None:
+        """Close the least recently used idle session; the caller holds ``self._lock``."""
+        idle = [s for s in self._sessions.values() if s.busy == 0]
+        if not idle:
+            return
+        victim = min(idle, key=lambda s: s.last_seen)
+        del self._sessions[(victim.game_id, victim.you_id)]
+        victim.closed = True
+        if victim.accumulator is not None:
+            victim.accumulator.reset()
+            self.pool.release(victim.accumulator)
+            victim.accumulator = None
+        log.warning("game evict %s you=%s: more than %d sessions open",
+                    victim.game_id, victim.you_id, self.max_sessions)
+
+    def _close(self, session: Session) -> None:
+        """Mark a session closed (already out of the table) and return its accumulator."""
+        with session.lock:
+            session.closed = True
+            accumulator, session.accumulator = session.accumulator, None
+            if accumulator is not None:
+                accumulator.reset()
+        if accumulator is not None:
+            with self._lock:
+                self.pool.release(accumulator)

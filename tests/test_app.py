@@ -1,0 +1,328 @@
+"""The HTTP service through Flask's test client: routes, bad input, sessions, threads."""
+
+import copy
+import json
+import random
+import threading
+
+import pytest
+
+from app import MAX_BODY_BYTES, SERVER_NAME, create_app
+from nnue.network import Network
+from snake import __version__
+from snake.board import MOVES, state_to_request
+from snake.diagram import from_ascii
+from snake.strategy import Decision
+from tests.test_sessions import play
+
+
+@pytest.fixture(scope="module")
+def network():
+    return Network.random(3, hidden=(16, 16), quantise=True)
+
+
+@pytest.fixture()
+def app(network):
+    return create_app(network=network, strategy="seed")
+
+
+@pytest.fixture()
+def client(app):
+    return app.test_client()
+
+
+def body_of(drawing="""
+    . . . . .
+    . A a a .
+    . . . . .
+    . B b b .
+    . . . * .
+""", ruleset="standard", you="A", **kw):
+    game = from_ascii(drawing, ruleset, you=you, **kw)
+    return state_to_request(game.state, you)
+
+
+def sessions_of(app):
+    return app.extensions["nuppeppou"]["sessions"]
+
+
+def test_info(client):
+    r = client.get("/")
+    assert r.status_code == 200
+    assert r.json == {"apiversion": "1", "author": "daedalean", "color": "#E80978",
+                      "head": "pixel", "tail": "pixel", "version": __version__}
+    assert r.headers["Server"] == SERVER_NAME and "Nuppeppou" in SERVER_NAME
+
+
+def test_a_whole_game(app, client):
+    # The wire bodies of a recorded game, as the engine sends them.
+    wire = [_wire(r) for r in play(seed=1, turns=50)]
+    assert client.post("/start", json=wire[0]).json == {}
+    session = sessions_of(app).session("g1", "s0")
+    assert session.accumulator is not None
+    for body in wire[:-1]:
+        r = client.post("/move", json=body)
+        assert r.status_code == 200 and r.json["move"] in MOVES
+        assert set(r.json) <= {"move", "shout"}
+    assert client.post("/end", json=wire[-1]).json == {}
+    assert ("g1", "s0") not in sessions_of(app)
+    assert session.accumulator is None and session.moves == len(wire) - 1
+
+
+def _wire(request):
+    return state_to_request(request.state, request.you.id)
+
+
+@pytest.mark.parametrize("route", ["/start", "/move", "/end"])
+def test_not_json(client, route):
+    r = client.post(route, data=b"{not json", content_type="application/json")
+    assert r.status_code == 400 and "JSON" in r.json["error"]
+    r = client.post(route, data=b"\xff\xfe\x00garbage")
+    assert r.status_code == 400 and r.json["error"].startswith("body")
+    assert r.headers["Server"] == SERVER_NAME
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda b: b.clear(), "game"),
+    (lambda b: b.pop("you"), "you"),
+    (lambda b: b.pop("turn"), "turn"),
+    (lambda b: b["board"].pop("snakes"), "board.snakes"),
+    (lambda b: b["board"].__setitem__("width", "eleven"), "board.width"),
+    (lambda b: b["board"].__setitem__("height", True), "board.height"),
+    (lambda b: b["board"]["snakes"][0].__setitem__("body", []), "board.snakes[0].body"),
+    (lambda b: b["board"]["snakes"][1]["body"][0].__setitem__("x", 1.5), "board.snakes[1].body[0].x"),
+    (lambda b: b["you"].__setitem__("health", "full"), "you.health"),
+    (lambda b: b["game"].pop("id"), "game.id"),
+    (lambda b: b["game"]["ruleset"].__setitem__("settings", []), "game.ruleset.settings"),
+    (lambda b: b["board"]["food"].append({"x": 1}), "board.food[1].y"),
+])
+@pytest.mark.parametrize("route", ["/start", "/move", "/end"])
+def test_invalid_bodies_name_the_field(client, route, mutate, field):
+    body = body_of()
+    mutate(body)
+    r = client.post(route, json=body)
+    assert r.status_code == 400
+    assert r.json["error"].startswith(field), r.json
+
+
+@pytest.mark.parametrize("payload", [[], "move", 42, None])
+def test_json_that_is_not_an_object(client, payload):
+    r = client.post("/move", data=json.dumps(payload), content_type="application/json")
+    assert r.status_code == 400 and r.json["error"].startswith("body")
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda b: b["board"].__setitem__("width", 1000), "board.width"),
+    (lambda b: b["board"].__setitem__("height", -11), "board.height"),
+    (lambda b: b["board"].__setitem__("snakes", b["board"]["snakes"] * 40), "board.snakes"),
+    (lambda b: b.__setitem__("turn", -1), "turn"),
+    (lambda b: b["board"]["snakes"][0]["body"][0].__setitem__("x", 10 ** 30), "board.snakes[0]"),
+])
+def test_absurd_contents(client, mutate, field):
+    body = body_of()
+    mutate(body)
+    r = client.post("/move", json=body)
+    assert r.status_code == 400 and r.json["error"].startswith(field), r.json
+
+
+def test_deeply_nested_and_huge_numbers(client):
+    r = client.post("/move", data="[" * 100_000 + "]" * 100_000)
+    assert r.status_code == 400
+    r = client.post("/move", data='{"turn": ' + "9" * 5000 + "}")
+    assert r.status_code == 400
+    r = client.post("/move", data='{"turn": NaN}')
+    assert r.status_code == 400
+
+
+def test_too_large(client):
+    big = json.dumps({**body_of(), "padding": "x" * MAX_BODY_BYTES})
+    r = client.post("/move", data=big, content_type="application/json")
+    assert r.status_code == 413 and "larger" in r.json["error"]
+    # (A streamed body without Content-Length: see tests/test_gunicorn_e2e.py.)
+
+
+def test_unknown_routes_and_methods(client):
+    r = client.get("/nope")
+    assert r.status_code == 404 and "error" in r.json
+    r = client.get("/move")
+    assert r.status_code == 405 and "error" in r.json
+    r = client.delete("/")
+    assert r.status_code == 405 and "error" in r.json
+
+
+def test_odd_but_well_formed_states_get_a_legal_move(client):
+    unknown = body_of()
+    unknown["game"]["ruleset"]["name"] = "battle-royale-2099"
+    r = client.post("/move", json=unknown)
+    assert r.status_code == 200 and r.json["move"] in ("up", "down", "left")
+    dead = body_of()
+    dead["board"]["snakes"] = dead["board"]["snakes"][1:]  # you already eliminated
+    for route in ("/start", "/move", "/end"):
+        assert client.post(route, json=dead).status_code == 200
+    assert client.post("/move", json=dead).json == {"move": "up"}
+    # A board size the network does not cover: flood fill, no slot leased.
+    assert client.post("/move", json=body_of()).status_code == 200
+    nine = body_of("\n".join([". " * 9] * 6 + [". A a a . . . . ."] + [". " * 9] * 2))
+    assert client.post("/move", json=nine).json["move"] in ("up", "down", "left")
+
+
+def test_unknown_games_on_move_and_end(app, client):
+    body = body_of()
+    body["game"]["id"] = "never-started"
+    assert client.post("/end", json=body).status_code == 200
+    assert client.post("/move", json=body).status_code == 200
+    assert ("never-started", "A") in sessions_of(app)
+    assert sessions_of(app).session("never-started", "A").accumulator is None  # 5x5: not covered
+    client.post("/end", json=body)
+    assert ("never-started", "A") not in sessions_of(app)
+
+
+def test_the_33rd_game_plays_by_flood_fill(app, client):
+    start = _wire(play(seed=5, turns=0)[0])
+    for i in range(33):
+        body = copy.deepcopy(start)
+        body["game"]["id"] = f"game-{i}"
+        assert client.post("/start", json=body).status_code == 200
+    sessions = sessions_of(app)
+    assert sessions.session("game-31", "s0").accumulator is not None
+    assert sessions.session("game-32", "s0").accumulator is None
+    assert sessions.stats() == {"sessions": 33, "created": 32, "free": 0, "capacity": 32}
+    body = copy.deepcopy(start)
+    body["game"]["id"] = "game-32"
+    assert client.post("/move", json=body).json["move"] in MOVES
+    body["game"]["id"] = "game-0"
+    client.post("/end", json=body)
+    assert sessions.stats()["free"] == 1
+
+
+def test_idle_sessions_reclaimed_through_the_routes(network):
+    now = [0.0]
+    app = create_app(network=network, clock=lambda: now[0], config={"IDLE_LIMIT": 60})
+    client = app.test_client()
+    start = _wire(play(seed=6, turns=0)[0])
+    client.post("/start", json=start)
+    assert sessions_of(app).stats()["free"] == 0
+    now[0] += 61
+    client.get("/")  # no reclamation on the info route...
+    other = copy.deepcopy(start)
+    other["game"]["id"] = "other"
+    client.post("/start", json=other)  # ...but on the next game request
+    assert ("g6", "s0") not in sessions_of(app)
+    assert sessions_of(app).stats() == {"sessions": 1, "created": 1, "free": 0, "capacity": 32}
+
+
+class _Broken:
+    name = "broken"
+
+    def __init__(self, answer=None):
+        self.answer = answer
+
+    def choose(self, request, accumulator):
+        if self.answer:
+            return Decision(self.answer, shout="x" * 1000)
+        raise RuntimeError("bug in a strategy")
+
+
+def test_a_failing_strategy_still_answers_a_considered_move(network):
+    client = create_app(network=network, strategy=_Broken()).test_client()
+    body = body_of("""
+        A a a .
+        . . . .
+    """)
+    r = client.post("/move", json=body)
+    assert r.status_code == 200 and r.json == {"move": "down"}  # the only safe move
+    client = create_app(network=network, strategy=_Broken("sideways")).test_client()
+    assert client.post("/move", json=body).json == {"move": "down"}
+
+
+def test_shout_is_cut_to_256(network):
+    client = create_app(network=network, strategy=_Broken("left")).test_client()
+    r = client.post("/move", json=body_of())
+    assert r.json["move"] == "left" and len(r.json["shout"]) == 256
+
+
+def test_no_500_on_random_mutations(client):
+    """Fuzz: damaged versions of a real body give 200 or 400, never anything else."""
+    rng = random.Random(0)
+    base = _wire(play(seed=7, turns=8)[-2])
+    junk = [None, -1, 0, 10 ** 9, 1.5, "", "x", [], {}, True, [{"x": 1, "y": 2}], {"x": -5, "y": 3}]
+
+    def mutate(obj, depth=0):
+        if isinstance(obj, dict) and obj:
+            key = rng.choice(list(obj))
+            if rng.random() < 0.2:
+                del obj[key]
+            elif rng.random() < 0.5 or depth > 4:
+                obj[key] = rng.choice(junk)
+            else:
+                mutate(obj[key], depth + 1)
+        elif isinstance(obj, list) and obj:
+            i = rng.randrange(len(obj))
+            if rng.random() < 0.4:
+                obj[i] = rng.choice(junk)
+            else:
+                mutate(obj[i], depth + 1)
+
+    statuses = set()
+    for _ in range(300):
+        body = copy.deepcopy(base)
+        for _ in range(rng.randint(1, 3)):
+            mutate(body)
+        route = rng.choice(["/start", "/move", "/end"])
+        r = client.post(route, json=body)
+        assert r.status_code in (200, 400), (route, body, r.json)
+        if r.status_code == 200 and route == "/move":
+            assert r.json["move"] in MOVES
+        statuses.add(r.status_code)
+    assert statuses == {200, 400}
+
+
+def test_concurrent_games(app):
+    games = [[_wire(r) for r in play(seed=30 + i, turns=20)] for i in range(6)]
+    reference = {}
+    solo = create_app(network=app.extensions["nuppeppou"]["network"]).test_client()
+    for g in games:
+        for body in g[:-1]:
+            reference[(body["game"]["id"], body["turn"])] = solo.post("/move", json=body).json
+    results, errors = {}, []
+
+    def run(bodies):
+        client = app.test_client()
+        try:
+            client.post("/start", json=bodies[0])
+            for body in bodies[:-1]:
+                results[(body["game"]["id"], body["turn"])] = client.post("/move", json=body).json
+            client.post("/end", json=bodies[-1])
+        except Exception as exc:  # pragma: no cover
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(g,)) for g in games]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and results == reference
+    assert len(sessions_of(app)) == 0
+
+
+def test_configuration_from_the_environment(monkeypatch, tmp_path, network):
+    path = tmp_path / "net.npz"
+    network.save(path)
+    monkeypatch.setenv("NUPPEPPOU_WEIGHTS", str(path))
+    monkeypatch.setenv("NUPPEPPOU_STRATEGY", "floodfill")
+    app = create_app()
+    assert app.extensions["nuppeppou"]["network"] is not None
+    assert app.extensions["nuppeppou"]["strategy"].name == "floodfill"
+    monkeypatch.setenv("NUPPEPPOU_STRATEGY", "telepathy")
+    with pytest.raises(ValueError, match="unknown strategy"):
+        create_app()
+    monkeypatch.setenv("NUPPEPPOU_STRATEGY", "seed")
+    monkeypatch.setenv("NUPPEPPOU_WEIGHTS", str(tmp_path / "missing.npz"))
+    with pytest.raises(Exception, match="missing"):
+        create_app()
+    monkeypatch.delenv("NUPPEPPOU_WEIGHTS")
+    monkeypatch.setattr("nnue.network.load_default", lambda: None)
+    no_net = create_app()
+    assert no_net.extensions["nuppeppou"]["network"] is None
+    r = no_net.test_client().post("/move", json=body_of())
+    assert r.status_code == 200

@@ -1,0 +1,86 @@
+"""``python -m snake.explain``: one decision explained."""
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from nnue.network import Network
+from snake.board import state_to_request
+from snake.diagram import from_ascii
+from snake.explain import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+DRAWING = """
+    . . . . .
+    b b b b B
+    . . A . *
+    . . a . .
+    . . a . .
+"""
+
+
+def request_file(tmp_path, **kw):
+    game = from_ascii(DRAWING, stacked={"B": 1}, health={"A": 50}, **kw)
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(state_to_request(game.state, "A")))
+    return path
+
+
+def run(argv, stdin=""):
+    out = io.StringIO()
+    code = main(argv, stdin=io.StringIO(stdin), out=out)
+    return code, out.getvalue()
+
+
+def test_flood_fill_explanation(tmp_path):
+    code, text = run([str(request_file(tmp_path)), "--no-network"])
+    assert code == 0
+    assert "b b b b B" in text  # the board
+    assert "up     removed: into a body" in text
+    assert "down   removed: back onto own neck" in text
+    assert "flood-fill sums:" in text and "left   62.0000" in text
+    assert text.strip().endswith("move: left  (strategy seed, by flood fill)")
+
+
+def test_stdin_and_nnue_scores(tmp_path):
+    weights = tmp_path / "net.npz"
+    Network.random(1, hidden=(8, 8)).save(weights)
+    # An 11x11 board so the network has features for it.
+    game = from_ascii("\n".join([". " * 11] * 5 + [". . . A a a . . . . ."] + [". " * 11] * 5))
+    body = json.dumps(state_to_request(game.state, "A"))
+    code, text = run(["-", "--weights", str(weights)], stdin=body)
+    assert code == 0
+    assert "NNUE scores (win probability):" in text and "by nnue" in text
+    assert "right  removed: back onto own neck" in text
+
+
+def test_bad_input(tmp_path, capsys):
+    assert run([str(tmp_path / "missing.json")])[0] == 2
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert run([str(bad), "--no-network"])[0] == 2
+    bad.write_text(json.dumps({"game": {"id": "x"}}))
+    assert run([str(bad), "--no-network"])[0] == 2
+    assert "invalid request: turn: missing" in capsys.readouterr().err
+
+
+def test_as_a_command(tmp_path):
+    path = request_file(tmp_path)
+    result = subprocess.run([sys.executable, "-m", "snake.explain", str(path), "--no-network"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and "move: left" in result.stdout
+
+
+def test_search_explanation_shows_depth_nodes_and_line(tmp_path):
+    code, text = run([str(request_file(tmp_path)), "--strategy", "search", "--no-network"])
+    assert code == 0
+    search_line = next(line for line in text.splitlines() if line.startswith("search: "))
+    assert "alphabeta" in search_line and "depth" in search_line and "nodes" in search_line
+    assert "  pv 1: A " in text  # the principal variation names our snake's move first
+    # The dead end up and the neck down are still reported as the filter removed them.
+    assert "down   removed: back onto own neck" in text
+    last = text.strip().splitlines()[-1]
+    assert last.startswith(("move: left", "move: right")) and "by search" in last

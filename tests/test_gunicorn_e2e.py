@@ -1,0 +1,151 @@
+"""End to end: the service under gunicorn (the repo's gunicorn.conf.py) on a free loopback
+port, playing a whole game over real HTTP, driven by the rules engine."""
+
+import http.client
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from nnue.network import Network
+from snake.board import MOVES, parse_request, state_to_request
+from snake.rules import is_game_over, play_turn
+from snake.setup import new_game
+from snake.strategy import get_strategy
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("e2e")
+    weights = tmp / "net.npz"
+    Network.random(11, hidden=(32, 32)).save(weights)
+    port = free_port()
+    env = dict(os.environ, PORT=str(port), NUPPEPPOU_WEIGHTS=str(weights),
+               NUPPEPPOU_WORKERS="2", NUPPEPPOU_THREADS="2", NUPPEPPOU_LOG_LEVEL="INFO")
+    log_path = tmp / "gunicorn.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py",
+             "-b", f"127.0.0.1:{port}", "app:app"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                status, _, _ = request(port, "GET", "/")
+                if status == 200:
+                    break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("gunicorn did not start:\n" + log_path.read_text())
+            time.sleep(0.1)
+        yield port, log_path
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            proc.kill()
+            proc.wait()
+
+
+def request(port, method, path, body=None, conn=None, chunked=False):
+    own = conn is None
+    conn = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        raw = isinstance(body, bytes) or chunked
+        data = body if raw or body is None else json.dumps(body).encode()
+        headers = {"Content-Type": "application/json"} if body is not None else {}
+        conn.request(method, path, body=data, headers=headers, encode_chunked=chunked)
+        r = conn.getresponse()
+        payload = r.read()
+        return r.status, dict(r.getheaders()), json.loads(payload) if payload else None
+    finally:
+        if own:
+            conn.close()
+
+
+def test_info_over_http(server):
+    port, _ = server
+    status, headers, info = request(port, "GET", "/")
+    assert status == 200 and info["apiversion"] == "1"
+    assert headers["Server"].startswith("Nuppeppou/")
+
+
+def test_a_whole_game_over_http(server):
+    """Two of our snakes in one game (sessions keyed by game and snake) against a local
+    flood-fill snake, turn after turn until the game is over."""
+    port, log_path = server
+    rng = random.Random(2024)
+    ours = ("us-1", "us-2")
+    state = new_game("standard", 11, 11, [*ours, "them"], rng=rng, game_id="e2e-game")
+    local = get_strategy("floodfill")
+    conns = {sid: http.client.HTTPConnection("127.0.0.1", port, timeout=10) for sid in ours}
+    for sid in ours:
+        assert request(port, "POST", "/start", state_to_request(state, sid), conns[sid])[0] == 200
+    turns = 0
+    while not is_game_over(state) and turns < 400:
+        moves = {}
+        for snake in state.board.living_snakes:
+            body = state_to_request(state, snake.id)
+            if snake.id in ours:
+                status, headers, answer = request(port, "POST", "/move", body, conns[snake.id])
+                assert status == 200 and answer["move"] in MOVES
+                moves[snake.id] = answer["move"]
+            else:
+                moves[snake.id] = local.choose(parse_request(body), None).move
+        state = play_turn(state, moves, rng)
+        turns += 1
+    assert turns > 5
+    for sid in ours:  # /end goes to every snake of the game, eliminated ones too
+        status, _, answer = request(port, "POST", "/end", _end_body(state, sid), conns[sid])
+        assert status == 200 and answer == {}
+        conns[sid].close()
+    time.sleep(0.3)
+    text = log_path.read_text()
+    assert "game start e2e-game you=us-1" in text and "game end   e2e-game you=us-1" in text
+    assert "accumulator=yes" in text
+
+
+def _end_body(state, sid):
+    snake = state.board.snake(sid)
+    if snake.alive:
+        return state_to_request(state, sid)
+    snake.eliminated_cause, cause = "", snake.eliminated_cause  # wire only lists the living
+    body = state_to_request(state, sid)
+    snake.eliminated_cause = cause
+    body["board"]["snakes"] = [s for s in body["board"]["snakes"] if s["id"] != sid]
+    return body
+
+
+def test_bad_input_over_http(server):
+    port, _ = server
+    status, _, answer = request(port, "POST", "/move", b"{oops")
+    assert status == 400 and "JSON" in answer["error"]
+    big = (b" " * 65536 for _ in range(20))  # 1.25 MiB streamed without a Content-Length
+    status, _, answer = request(port, "POST", "/move", big, chunked=True)
+    assert status == 413 and "larger" in answer["error"]
+    # A small valid body sent chunked is read whole.
+    body = state_to_request(new_game("standard", 7, 7, ["a", "b"], rng=random.Random(1)), "a")
+    status, _, answer = request(port, "POST", "/move", iter([json.dumps(body).encode()]),
+                                chunked=True)
+    assert status == 200 and answer["move"] in MOVES
+    status, _, answer = request(port, "GET", "/move")
+    assert status == 405
+    # The workers are still alive and answering.
+    assert request(port, "GET", "/")[0] == 200

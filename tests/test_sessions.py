@@ -1,0 +1,271 @@
+"""Game sessions and the 32-slot accumulator stack (SPEC §3)."""
+
+import random
+import threading
+
+import numpy as np
+import pytest
+
+from nnue.features import active_features
+from nnue.network import Network
+from nnue.pool import AccumulatorPool
+from snake.board import MoveRequest, parse_request, state_to_request
+from snake.rules import is_game_over, play_turn
+from snake.sessions import SessionManager, game_outcome
+from snake.setup import new_game
+from snake.strategy import get_strategy
+
+
+@pytest.fixture(scope="module")
+def network():
+    return Network.random(7, hidden=(16, 16), quantise=True)
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def play(ruleset="standard", side=11, snakes=4, seed=0, turns=60, game_id=None):
+    """The requests snake s0 receives in one game played by flood-fill snakes with the
+    rules engine (the last one is the /end body)."""
+    rng = random.Random(seed)
+    ids = [f"s{i}" for i in range(snakes)]
+    state = new_game(ruleset, side, side, ids, rng=rng, game_id=game_id or f"g{seed}")
+    players = {i: get_strategy("floodfill") for i in ids}
+    requests = []
+    while True:
+        requests.append(parse_request(state_to_request(state, "s0")))
+        if is_game_over(state) or not state.board.snake("s0").alive or state.turn >= turns:
+            return requests
+        moves = {}
+        for s in state.board.living_snakes:
+            req = parse_request(state_to_request(state, s.id))
+            moves[s.id] = players[s.id].choose(req, None).move
+        state = play_turn(state, moves, rng)
+
+
+def start_request(game_id: str) -> MoveRequest:
+    return play(game_id=game_id, turns=0)[0]
+
+
+def test_32_leases_then_flood_fill_and_end_returns_the_slot(network):
+    pool = AccumulatorPool(network, capacity=32)
+    manager = SessionManager(pool)
+    first = start_request("x")
+    games = []
+    for i in range(33):
+        req = parse_request({**state_to_request(first.state, "s0"),
+                             "game": {"id": f"game-{i}"}})
+        games.append(req)
+        manager.start(req)
+    leased = [manager.session(f"game-{i}", "s0").accumulator for i in range(33)]
+    assert all(a is not None for a in leased[:32])
+    assert leased[32] is None
+    assert pool.created == 32 and pool.free_count == 0
+    with manager.use(games[32]) as acc:
+        assert acc is None  # the 33rd game plays by flood fill
+    assert manager.end(games[0]) is not None
+    assert pool.free_count == 1 and ("game-0", "s0") not in manager
+    late = parse_request({**state_to_request(first.state, "s0"), "game": {"id": "late"}})
+    manager.start(late)
+    assert manager.session("late", "s0").accumulator is leased[0]  # the recycled slot
+    assert pool.created == 32
+
+
+def test_repeated_start_keeps_the_session(network):
+    pool = AccumulatorPool(network)
+    manager = SessionManager(pool)
+    req = start_request("g")
+    a = manager.start(req)
+    b = manager.start(req)
+    assert a is b and pool.leased_count == 1
+
+
+def test_idle_sessions_are_reclaimed(network):
+    clock = Clock()
+    pool = AccumulatorPool(network, capacity=2)
+    manager = SessionManager(pool, idle_limit=120, clock=clock)
+    a, b = start_request("a"), start_request("b")
+    manager.start(a)
+    manager.start(b)
+    assert pool.free_count == 0
+    clock.now += 100
+    with manager.use(b):
+        pass
+    clock.now += 30  # a idle 130 s, b 30 s
+    c = start_request("c")
+    manager.start(c)  # reclaims a first, so c gets its slot
+    assert ("a", "s0") not in manager and ("b", "s0") in manager
+    assert manager.session("c", "s0").accumulator is not None
+    clock.now += 121
+    assert manager.reclaim_idle() == 2
+    assert len(manager) == 0 and pool.free_count == 2
+
+
+def test_busy_sessions_are_not_reclaimed(network):
+    clock = Clock()
+    manager = SessionManager(AccumulatorPool(network), idle_limit=1, clock=clock)
+    req = start_request("g")
+    with manager.use(req) as acc:
+        clock.now += 10
+        assert manager.reclaim_idle() == 0
+        assert acc is not None
+    clock.now += 10
+    assert manager.reclaim_idle() == 1
+
+
+def test_unknown_games(network):
+    pool = AccumulatorPool(network)
+    manager = SessionManager(pool)
+    requests = play(seed=3, turns=5)
+    assert manager.end(requests[-1]) is None  # /end for a game never seen: nothing to do
+    with manager.use(requests[3]) as acc:  # /move for an unknown game opens the session
+        assert acc is not None and acc.active is None
+        decision = get_strategy("seed").choose(requests[3], acc)
+    assert decision.details["method"] == "nnue"
+    assert manager.session("g3", "s0").accumulator is acc
+    assert manager.end(requests[-1]) is not None and pool.free_count == 1
+
+
+def test_games_the_network_does_not_cover_get_no_slot(network):
+    pool = AccumulatorPool(network)
+    manager = SessionManager(pool)
+    odd = play(side=9, seed=1, turns=0, game_id="nine")[0]
+    manager.start(odd)
+    assert manager.session("nine", "s0").accumulator is None and pool.created == 0
+    assert get_strategy("seed").choose(odd, None).details["method"] == "flood fill"
+
+
+def test_scores_equal_a_full_refresh_whatever_the_order(network):
+    """The cache never changes results: in order, repeated, out of order, interleaved."""
+    manager = SessionManager(AccumulatorPool(network, capacity=4))
+    seed = get_strategy("seed")
+    game1 = play(seed=11, turns=40, game_id="one")[:-1]
+    game2 = play(ruleset="wrapped", side=19, snakes=8, seed=12, turns=30, game_id="two")[:-1]
+    rng = random.Random(5)
+    shuffled = game1[:]
+    rng.shuffle(shuffled)
+    sequence = game1 + game1[5:9] + game1[3:4] * 3 + shuffled
+    sequence = [r for pair in zip(sequence, game2 * 4) for r in pair]
+    assert len(sequence) > 100
+    for req in sequence:
+        with manager.use(req) as acc:
+            assert acc is not None
+            decision = seed.choose(req, acc)
+        reference = network.evaluate(active_features(req.state, req.you))
+        assert np.array_equal(np.array(list(decision.details["scores"].values()),
+                                       dtype=np.float32), reference)
+    # The sequence did exercise the incremental path, not only refreshes.
+    assert manager.session("one", "s0").accumulator.updates > 20
+
+
+def test_an_exception_resets_the_accumulator(network):
+    manager = SessionManager(AccumulatorPool(network))
+    req = play(seed=2, turns=3)[2]
+    with pytest.raises(RuntimeError):
+        with manager.use(req) as acc:
+            acc.update(active_features(req.state, req.you))
+            raise RuntimeError("strategy failed")
+    assert manager.session("g2", "s0").accumulator.active is None
+
+
+def test_many_threads_at_once(network):
+    """Many games on many threads, and several threads on one game: every answer equals
+    the one computed alone from scratch, and the stack ends up whole."""
+    pool = AccumulatorPool(network, capacity=6)
+    manager = SessionManager(pool)
+    seed = get_strategy("seed")
+    games = [play(seed=20 + i, turns=25, game_id=f"t{i}") for i in range(8)]
+    errors = []
+
+    def reference(req, with_network):
+        if not with_network:
+            return get_strategy("floodfill").choose(req, None).move
+        return get_strategy("seed").choose(req, _FreshAccumulator(network)).move
+
+    def player(requests, shuffle_seed):
+        try:
+            order = requests[:-1]
+            if shuffle_seed is not None:
+                order = order[:]
+                random.Random(shuffle_seed).shuffle(order)
+            else:
+                manager.start(requests[0])
+            for req in order:
+                with manager.use(req) as acc:
+                    move = seed.choose(req, acc).move
+                    with_network = acc is not None
+                if move != reference(req, with_network):
+                    errors.append((req.state.game.id, req.state.turn))
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=player, args=(g, None)) for g in games]
+    # Two more threads replay games 0 and 1 out of order at the same time.
+    threads += [threading.Thread(target=player, args=(games[i], i)) for i in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for g in games:
+        manager.end(g[-1])
+    assert len(manager) == 0
+    assert pool.free_count == pool.created == 6
+
+
+class _FreshAccumulator:
+    """Full refresh every time (the reference an accumulator must equal)."""
+
+    def __init__(self, network):
+        self.network = network
+        self.active = None
+
+    def update_state(self, state, you):
+        self.active = active_features(state, you)
+        return self.active is not None
+
+    def scores(self):
+        return self.network.evaluate(self.active)
+
+
+def test_too_many_sessions_evicts_the_oldest(network):
+    clock = Clock()
+    pool = AccumulatorPool(network, capacity=2)
+    manager = SessionManager(pool, max_sessions=3, clock=clock)
+    for name in "abcd":
+        clock.now += 1
+        manager.start(start_request(name))
+    assert len(manager) == 3 and ("a", "s0") not in manager
+    assert manager.session("d", "s0").accumulator is not None  # a's slot went to c, b's kept
+    assert pool.created == 2
+
+
+def test_outcome_from_the_end_body():
+    requests = play(seed=4, turns=400)
+    last = requests[-1]
+    you_alive = last.state.board.snake("s0") is not None
+    others = [s for s in last.state.board.snakes if s.id != "s0"]
+    expected = ("won" if you_alive and not others else "unfinished" if you_alive
+                else "lost" if others else "draw")
+    assert game_outcome(last) == expected
+    # Built bodies for each case.
+    from snake.diagram import from_ascii
+    won = from_ascii(". A a a .")
+    assert game_outcome(won) == "won"
+    lost = from_ascii(". A a a . B")
+    lost.state.board.snakes.remove(lost.you)
+    lost.you.eliminated_cause = "not-on-board"
+    assert game_outcome(lost) == "lost"
+    draw = from_ascii(". A a a .")
+    draw.state.board.snakes.clear()
+    draw.you.eliminated_cause = "not-on-board"
+    assert game_outcome(draw) == "draw"
+    mates = from_ascii("B A a a .", "squad", squads={"A": "x", "B": "x"})
+    assert game_outcome(mates) == "won"
+    solo = from_ascii(". A a a .", "solo")
+    assert game_outcome(solo) == "survived"
