@@ -1,0 +1,243 @@
+"""``python -m snake.arena``: play many games between players and report the results.
+
+    python -m snake.arena floodfill random --games 200 --size 11 --parallel 2
+    python -m snake.arena seed floodfill --snakes 4 --ruleset royale --output-dir runs/r1
+    python -m snake.arena mine=http://127.0.0.1:8000 floodfill --timeout 500
+
+See docs/arena.md for every option, the replay format and how results are counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import random
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..board import RULESETS, Settings
+from .match import GameResult, play_game, ruleset_for
+from .players import PlayerError, PlayerSpec, fetch_metadata, parse_players
+from .progress import ProgressBar
+from .report import Totals, format_report
+from .schedule import GameSpec, plan_games
+
+SIZES = {"small": 7, "medium": 11, "large": 19}
+NO_NETWORK = ("random", "floodfill")
+
+# What a worker process needs besides its GameSpec (set by _init_worker).
+_WORKER: dict[str, Any] = {}
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    text = text.strip().lower()
+    if text in SIZES:
+        return SIZES[text], SIZES[text]
+    try:
+        if "x" in text:
+            w, h = text.split("x", 1)
+            return int(w), int(h)
+        return int(text), int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"bad size {text!r}: use 11, 11x11 or small/medium/large") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m snake.arena",
+        description="Play games between built-in strategies and HTTP Battlesnakes; report "
+                    "wins, draws, losses, score and Elo with 95%% intervals.")
+    p.add_argument("players", nargs="+", metavar="PLAYER",
+                   help="a strategy name (random, floodfill, seed, ...) or an http:// URL, "
+                        "optionally LABEL=...; the first player is the one reported on")
+    p.add_argument("-g", "--games", type=int, default=100, help="games to play (100)")
+    p.add_argument("-r", "--ruleset", default="standard", choices=RULESETS)
+    p.add_argument("-m", "--map", default="standard", help="game map (standard)")
+    p.add_argument("-s", "--size", type=parse_size, default=(11, 11),
+                   help="board size: 11, 11x11, small, medium or large (11)")
+    p.add_argument("-W", "--width", type=int, help="board width (overrides --size)")
+    p.add_argument("-H", "--height", type=int, help="board height (overrides --size)")
+    p.add_argument("-n", "--snakes", type=int,
+                   help="snakes per game (2; 1 in solo; 4 in squad)")
+    p.add_argument("--seats", help="explicit player of every seat, comma separated labels "
+                                   "or 1-based player numbers, e.g. seed,random,random,random")
+    p.add_argument("--seed", type=int, default=0, help="seed of the whole run (0)")
+    p.add_argument("-t", "--timeout", type=int, default=500,
+                   help="game.timeout in ms: HTTP answers later than this are missed (500)")
+    p.add_argument("-p", "--parallel", type=int, default=os.cpu_count() or 1,
+                   help="games played at once, in worker processes (number of cores)")
+    p.add_argument("-o", "--output-dir", type=Path,
+                   help="write every game there as game-NNNNN.jsonl (CLI --output format) "
+                        "and the totals as results.json")
+    p.add_argument("--max-turns", type=int, default=2000,
+                   help="stop a game at this turn, survivors drawing (2000; 0: never)")
+    p.add_argument("--solo-target", type=int, default=100,
+                   help="solo: moves a snake must make to count as a win (100)")
+    p.add_argument("--builtin-timeout", action="store_true",
+                   help="hold built-in strategies to --timeout too: a later answer is missed, "
+                        "as an HTTP snake's would be (off by default: runs stay reproducible)")
+    p.add_argument("--weights", type=Path,
+                   help="network for built-in NNUE strategies (default weights/nnue.npz)")
+    p.add_argument("--food-spawn-chance", type=int, default=15)
+    p.add_argument("--minimum-food", type=int, default=1)
+    p.add_argument("--hazard-damage", type=int, default=14)
+    p.add_argument("--shrink-every", type=int, default=25)
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def parse_seats(text: str, players: Sequence[PlayerSpec]) -> list[int]:
+    seats = []
+    labels = {p.label: i for i, p in enumerate(players)}
+    for item in (part.strip() for part in text.split(",")):
+        if item in labels:
+            seats.append(labels[item])
+        elif item.isdigit() and 1 <= int(item) <= len(players):
+            seats.append(int(item) - 1)
+        else:
+            raise PlayerError(f"--seats: {item!r} is not a player label nor a number "
+                              f"1..{len(players)}")
+    return seats
+
+
+def load_network(weights: Path | None, players: Sequence[PlayerSpec]) -> Any:
+    """The network given to built-in strategies: ``--weights``, else the shipped default,
+    loaded only when some built-in player may use one (not random/floodfill alone)."""
+    wanted = weights is not None or any(
+        not p.is_http and p.target not in NO_NETWORK for p in players)
+    if not wanted:
+        return None
+    from nnue.network import Network, load_default
+    return Network.load(weights) if weights is not None else load_default()
+
+
+def _init_worker(players, settings, replay_dir, weights, network_loaded) -> None:
+    _WORKER.update(players=players, settings=settings, replay_dir=replay_dir)
+    if "network" not in _WORKER:   # spawned (not forked) workers load their own copy
+        _WORKER["network"] = load_network(weights, players) if network_loaded else None
+
+
+def _play(spec: GameSpec) -> GameResult:
+    return play_game(spec, _WORKER["players"], network=_WORKER["network"],
+                     settings=_WORKER["settings"], replay_dir=_WORKER["replay_dir"])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except (PlayerError, ValueError, OSError) as exc:
+        print(f"arena: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    players = parse_players(args.players)
+    width = args.width or args.size[0]
+    height = args.height or args.size[1]
+    if args.games < 1:
+        raise ValueError("--games must be at least 1")
+    if args.timeout < 1:
+        raise ValueError("--timeout must be at least 1 ms")
+    seats = parse_seats(args.seats, players) if args.seats else None
+    n_snakes = len(seats) if seats else args.snakes or {"solo": 1, "squad": 4}.get(args.ruleset, 2)
+    if args.ruleset == "solo" and n_snakes != 1:
+        raise ValueError("solo games have one snake")
+    if args.ruleset != "solo" and n_snakes < 2:
+        raise ValueError(f"{args.ruleset} games need at least two snakes (use --ruleset solo)")
+
+    # Ask every HTTP snake for its looks once, as the CLI does; an unreachable snake stops
+    # the run before it starts.
+    for i, p in enumerate(players):
+        if p.is_http:
+            meta = fetch_metadata(p.target, args.timeout)
+            players[i] = PlayerSpec(p.label, p.target, str(meta.get("color") or p.color),
+                                    str(meta.get("head") or p.head), str(meta.get("tail") or p.tail))
+
+    settings = Settings(food_spawn_chance=args.food_spawn_chance, minimum_food=args.minimum_food,
+                        hazard_damage_per_turn=args.hazard_damage,
+                        shrink_every_n_turns=args.shrink_every)
+    specs = plan_games(n_players=len(players), games=args.games, seed=args.seed,
+                       ruleset=args.ruleset, map_name=args.map, width=width, height=height,
+                       timeout=args.timeout, n_snakes=n_snakes, seats=seats,
+                       max_turns=args.max_turns, solo_target=args.solo_target,
+                       builtin_timeout=args.builtin_timeout)
+    _check_setup(specs[0], settings)
+    network = load_network(args.weights, players)
+    if network is None and any(not p.is_http and p.target not in NO_NETWORK for p in players):
+        print("arena: no network (weights/nnue.npz absent): NNUE strategies play by flood fill",
+              file=sys.stderr)
+    replay_dir = None
+    if args.output_dir is not None:
+        args.output_dir.mkdir(parents=True, exist_ok=True)
+        replay_dir = str(args.output_dir)
+
+    title = (f"arena: {' vs '.join(p.label for p in players)}; {args.ruleset} {width}x{height}, "
+             f"map {args.map}, {n_snakes} snake{'s' if n_snakes > 1 else ''}, "
+             f"{args.games} games, seed {args.seed}, timeout {args.timeout} ms")
+    totals = Totals(players)
+    results: list[GameResult] = []
+    bar = ProgressBar(len(specs), enabled=not args.quiet)
+    parallel = max(1, min(args.parallel, len(specs)))
+    interrupted = False
+    try:
+        if parallel == 1:
+            _WORKER.update(network=network)
+            _init_worker(players, settings, replay_dir, args.weights, network is not None)
+            outcomes = map(_play, specs)
+            for result in outcomes:
+                _collect(result, totals, results, bar)
+        else:
+            ctx = multiprocessing.get_context(
+                "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+            if ctx.get_start_method() == "fork":
+                _WORKER["network"] = network   # shared with the forked workers
+            with ctx.Pool(parallel, _init_worker,
+                          (players, settings, replay_dir, args.weights, network is not None)) as pool:
+                for result in pool.imap_unordered(_play, specs):
+                    _collect(result, totals, results, bar)
+    except KeyboardInterrupt:
+        interrupted = True
+        print("\narena: interrupted; results of the finished games:", file=sys.stderr)
+
+    for i, p in enumerate(players):
+        problems = totals.timing[i].problems if i in totals.timing else []
+        for problem in problems:
+            print(f"arena: {p.label}: {problem}", file=sys.stderr)
+    if replay_dir is not None:
+        summary = totals.to_json()
+        summary["options"] = {k: str(v) if isinstance(v, Path) else v
+                              for k, v in vars(args).items()}
+        summary["games_played"] = [
+            {"index": r.index + 1, "game_id": r.game_id, "turns": r.turns,
+             "seats": [players[s].label for s in r.seats],
+             "results": {players[p].label: o for p, o in r.results.items()},
+             "winner": r.winner_name, "is_draw": r.is_draw, "replay": r.replay_path}
+            for r in sorted(results, key=lambda r: r.index)]
+        (Path(replay_dir) / "results.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print(format_report(totals, title))
+    return 130 if interrupted else 0
+
+
+def _collect(result: GameResult, totals: Totals, results: list[GameResult], bar: ProgressBar) -> None:
+    totals.add(result)
+    results.append(result)
+    bar.advance(totals.short(0))
+
+
+def _check_setup(spec: GameSpec, settings: Settings) -> None:
+    """Set up the first game once here, so a bad map or a board too small for the snakes
+    is reported before any worker starts."""
+    from ..setup import new_game
+    new_game(ruleset_for(spec.ruleset, settings), spec.width, spec.height, list(spec.snake_ids),
+             map=spec.map, rng=random.Random(spec.setup_seed), game_id=spec.game_id,
+             squads=list(spec.squads) if spec.squads else None, timeout=spec.timeout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,196 @@
+"""Play one arena game from a :class:`~snake.arena.schedule.GameSpec`.
+
+The game is played as the official engine plays it: set up by :func:`snake.setup.new_game`,
+``/start`` to every snake, then each turn every living snake is asked for its move (HTTP
+snakes concurrently, each with the game's timeout), and the moves are applied by
+:func:`snake.rules.play_turn` — the one rules engine; the arena only asks and records. A
+missing answer repeats the snake's previous move (``up`` on the first turn). When the rules
+say the game is over (or at ``max_turns``, if set), ``/end`` goes to every snake, living or
+not, and the game is scored (:mod:`snake.arena.scoring`) and optionally written as a
+CLI-format replay (:mod:`snake.arena.replay`).
+
+Built-in snakes receive the same body an HTTP snake would, parsed by
+:func:`snake.board.parse_request` (one parse per turn, shared by the built-in seats), so
+they see exactly what the server would see.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..board import Ruleset, Settings, parse_request
+from . import scoring
+from .players import Answer, BuiltinSeat, HttpSeat, PlayerSpec
+from .replay import Replay, SnakeLook, game_object, request_body, result_line, write_replay
+from .schedule import GameSpec
+
+
+@dataclass(slots=True)
+class Timing:
+    """One player's answers in one game: latencies (ms) of every ``/move``, and counts."""
+
+    latencies: list[float] = field(default_factory=list)
+    timeouts: int = 0
+    invalid: int = 0
+    problems: list[str] = field(default_factory=list)   # the first few, for the report
+
+    def add(self, answer: Answer) -> None:
+        self.latencies.append(answer.latency_ms)
+        if answer.problem == "timeout":
+            self.timeouts += 1
+        elif answer.problem:
+            self.invalid += 1
+        if answer.problem and len(self.problems) < 3:
+            self.problems.append(f"{answer.problem}: {answer.detail}")
+
+    def merge(self, other: Timing) -> None:
+        self.latencies.extend(other.latencies)
+        self.timeouts += other.timeouts
+        self.invalid += other.invalid
+        room = 3 - len(self.problems)
+        if room > 0:
+            self.problems.extend(other.problems[:room])
+
+
+@dataclass(slots=True)
+class GameResult:
+    index: int
+    game_id: str
+    turns: int
+    seats: tuple[int, ...]
+    results: dict[int, str]          # player index -> win / draw / loss
+    winner_id: str
+    winner_name: str
+    is_draw: bool
+    stopped: bool                    # stopped at max_turns with the game not over
+    timing: dict[int, Timing]
+    replay_path: str | None = None
+
+
+def ruleset_for(name: str, settings: Settings | None = None) -> Ruleset:
+    """The ruleset of an arena game. Squad plays with all four squad settings on, the
+    defaults of the official squad mode."""
+    settings = settings or Settings()
+    if name == "squad":
+        settings = Settings(
+            settings.food_spawn_chance, settings.minimum_food, settings.hazard_damage_per_turn,
+            settings.shrink_every_n_turns, True, True, True, True)
+    return Ruleset(name=name, version="arena", settings=settings)
+
+
+def make_seat(player: PlayerSpec, spec: GameSpec, seat: int, network: Any) -> BuiltinSeat | HttpSeat:
+    if player.is_http:
+        return HttpSeat(player.target, spec.timeout)
+    return BuiltinSeat(player.target, network=network, seed=spec.strategy_seeds[seat],
+                       deadline_ms=spec.timeout if spec.builtin_timeout else None)
+
+
+def play_game(spec: GameSpec, players: Sequence[PlayerSpec], *, network: Any = None,
+              settings: Settings | None = None, replay_dir: str | Path | None = None) -> GameResult:
+    """Play one game to its end and score it."""
+    from ..rules import is_game_over, play_turn
+    from ..setup import new_game
+
+    setup_rng = random.Random(spec.setup_seed)
+    state = new_game(ruleset_for(spec.ruleset, settings), spec.width, spec.height,
+                     list(spec.snake_ids), map=spec.map, rng=setup_rng, game_id=spec.game_id,
+                     squads=list(spec.squads) if spec.squads else None, timeout=spec.timeout)
+    # The turns draw from the same stream as the set-up, so a block's games stay alike.
+    turn_rng = setup_rng
+
+    ids = spec.snake_ids
+    owner = {sid: spec.seats[i] for i, sid in enumerate(ids)}
+    looks = {}
+    for i, sid in enumerate(ids):
+        p = players[spec.seats[i]]
+        looks[sid] = SnakeLook(name=p.label, color=p.color, head=p.head, tail=p.tail)
+    seats = {sid: make_seat(players[spec.seats[i]], spec, i, network) for i, sid in enumerate(ids)}
+    timing = {p: Timing() for p in set(spec.seats)}
+    last_move = {sid: "up" for sid in ids}
+    game = game_object(state)
+    replay = Replay(game) if replay_dir is not None else None
+    you_id = ids[spec.seats.index(0)] if 0 in spec.seats else ids[0]
+    http_seats = [sid for sid in ids if seats[sid].is_http]
+    pool = ThreadPoolExecutor(max_workers=len(http_seats)) if http_seats else None
+
+    try:
+        for sid in ids:
+            seats[sid].start(request_body(state, sid, looks, game))
+        stopped = False
+        while not is_game_over(state):
+            if spec.max_turns and state.turn >= spec.max_turns:
+                stopped = True
+                break
+            if replay is not None:
+                replay.turns.append(request_body(state, you_id, looks, game))
+            living = [s.id for s in state.board.living_snakes]
+            answers = _ask(state, living, seats, looks, game, pool)
+            moves = {}
+            for sid in living:
+                answer = answers[sid]
+                timing[owner[sid]].add(answer)
+                if answer.move is not None:
+                    last_move[sid] = answer.move
+                moves[sid] = last_move[sid]
+                # the next request shows this answer's latency and shout, as the engine does
+                looks[sid].latency = f"{answer.latency_ms:.0f}" if seats[sid].is_http else "0"
+                looks[sid].shout = answer.shout
+            state = play_turn(state, moves, turn_rng)
+        if replay is not None:
+            replay.turns.append(request_body(state, you_id, looks, game))
+        for sid in ids:
+            seats[sid].end(request_body(state, sid, looks, game))
+    finally:
+        for seat in seats.values():
+            seat.close()
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+    if len(ids) == 1:
+        results = {spec.seats[0]: scoring.solo_result(state, ids[0], spec.solo_target)}
+    else:
+        squads = dict(zip(ids, spec.squads)) if spec.squads else None
+        results = scoring.player_results(state, owner, squads)
+    living = state.board.living_snakes
+    # The CLI's result line: a living snake wins; no snake left in a multi-snake game is a
+    # draw. A game stopped at max_turns with several snakes alive is written as a draw.
+    if len(living) == 1 or (living and spec.squads and len({s.squad for s in living}) == 1):
+        winner_id, winner_name, is_draw = living[0].id, looks[living[0].id].name, False
+    else:
+        winner_id, winner_name, is_draw = "", "", len(ids) > 1
+    path = None
+    if replay is not None:
+        replay.result = result_line(winner_id, winner_name, is_draw)
+        path = str(Path(replay_dir) / f"game-{spec.index + 1:05d}.jsonl")
+        write_replay(path, replay)
+    return GameResult(spec.index, spec.game_id, state.turn, spec.seats, results, winner_id,
+                      winner_name, is_draw, stopped, timing, path)
+
+
+def _ask(state, living: list[str], seats: dict, looks: dict[str, SnakeLook],
+         game: dict[str, Any], pool: ThreadPoolExecutor | None) -> dict[str, Answer]:
+    """Every living snake's answer for this turn: HTTP seats in parallel threads while the
+    built-in seats think in this one."""
+    futures = {}
+    builtin = []
+    for sid in living:
+        if seats[sid].is_http:
+            payload = json.dumps(request_body(state, sid, looks, game),
+                                 separators=(",", ":")).encode()
+            futures[sid] = pool.submit(seats[sid].move_payload, payload)
+        else:
+            builtin.append(sid)
+    answers: dict[str, Answer] = {}
+    if builtin:
+        request = parse_request(request_body(state, builtin[0], looks, game))
+        for sid in builtin:
+            you = request.state.board.snake(sid)
+            answers[sid] = seats[sid].move(type(request)(request.state, you))
+    for sid, future in futures.items():
+        answers[sid] = future.result()
+    return answers

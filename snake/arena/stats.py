@@ -1,0 +1,113 @@
+"""Scores, confidence intervals and Elo differences for arena results.
+
+A game counts 1 for a win, 1/2 for a draw and 0 for a loss. The score of ``n`` games is
+``p = (wins + draws / 2) / n`` and its 95% interval is the Wilson score interval
+
+    centre = (p + z²/2n) / (1 + z²/n)
+    half   = z / (1 + z²/n) · sqrt(p(1 − p)/n + z²/4n²)
+
+with ``z = 1.959964``. Draws make the true variance smaller than the binomial one, so the
+interval is slightly conservative. The Elo difference of a score is
+``−400 · log10(1/p − 1)``; being monotonic, it maps the score interval onto the Elo
+interval. A score of exactly 0 or 1 has no finite Elo: it is reported as a bound from the
+other end of the interval (``> +x`` for a perfect score, ``< −x`` for a null one).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+Z95 = 1.959963984540054
+
+
+def wilson_interval(score: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of ``score`` points out of ``n`` games, as fractions."""
+    if n <= 0:
+        return (0.0, 1.0)
+    if not 0 <= score <= n:
+        raise ValueError(f"score {score} outside 0..{n}")
+    p = score / n
+    z2 = z * z
+    denom = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z / denom * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    # exact ends: at p = 0 (or 1) the interval reaches 0 (or 1), whatever the rounding
+    lo = 0.0 if score == 0 else max(0.0, centre - half)
+    hi = 1.0 if score == n else min(1.0, centre + half)
+    return (lo, hi)
+
+
+def elo_difference(p: float) -> float:
+    """Elo difference of a score fraction ``p``: ±inf at 1 and 0."""
+    if p <= 0:
+        return -math.inf
+    if p >= 1:
+        return math.inf
+    return -400.0 * math.log10(1.0 / p - 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """Win/draw/loss counts with the derived score, interval and Elo."""
+
+    wins: int
+    draws: int
+    losses: int
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def points(self) -> float:
+        return self.wins + self.draws / 2
+
+    @property
+    def fraction(self) -> float:
+        return self.points / self.games if self.games else math.nan
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson_interval(self.points, self.games)
+
+    @property
+    def elo(self) -> float:
+        return elo_difference(self.fraction) if self.games else math.nan
+
+    @property
+    def elo_interval(self) -> tuple[float, float]:
+        lo, hi = self.interval
+        return (elo_difference(lo), elo_difference(hi))
+
+    def elo_text(self) -> str:
+        """``+123``; a bound (``> +456``, ``< -456``) at a score of 1 or 0; ``-`` without games."""
+        if not self.games:
+            return "-"
+        lo, hi = self.elo_interval
+        if self.points == self.games:
+            return f"> {_elo(lo)}"
+        if self.points == 0:
+            return f"< {_elo(hi)}"
+        return _elo(self.elo)
+
+    def elo_interval_text(self) -> str:
+        if not self.games:
+            return "-"
+        lo, hi = self.elo_interval
+        return f"[{_elo(lo)}, {_elo(hi)}]"
+
+
+def _elo(x: float) -> str:
+    if math.isinf(x):
+        return "+inf" if x > 0 else "-inf"
+    return f"{round(x) or 0:+d}"   # no "-0"
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q``-th percentile (0..100) by the nearest-rank method; nan for no values."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]

@@ -1,0 +1,227 @@
+"""The arena with built-in players: games, seating, reproducibility, the report, errors."""
+
+import json
+import re
+
+import pytest
+
+from snake.arena.__main__ import main
+from snake.arena.replay import read_replay
+from snake.arena.schedule import base_seats, plan_games
+from snake.board import parse_request
+
+LAST_LINE = re.compile(r"^arena: (\d+) wins, (\d+) draws, (\d+) losses for (\S+)$")
+
+
+def run(capsys, *args):
+    code = main([*args, "--quiet"])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def table_row(out, label):
+    for line in out.splitlines():
+        cells = line.split()
+        if cells and cells[0] == label and cells[1].isdigit():
+            return [int(c) for c in cells[1:5]]   # games, wins, draws, losses
+    raise AssertionError(f"no row for {label} in\n{out}")
+
+
+def test_floodfill_against_random_1v1(capsys, tmp_path):
+    code, out, _ = run(capsys, "floodfill", "random", "-g", "6", "--size", "7",
+                       "--parallel", "1", "--seed", "3", "-o", str(tmp_path))
+    assert code == 0
+    w, d, l, who = LAST_LINE.match(out.splitlines()[-1]).groups()
+    assert who == "floodfill" and int(w) + int(d) + int(l) == 6
+    games, *wdl = table_row(out, "floodfill")
+    assert games == 6 and wdl == [int(w), int(d), int(l)]
+    # two players, one snake each: the second player's row mirrors the first's
+    assert table_row(out, "random") == [6, int(l), int(d), int(w)]
+    assert "95% CI" in out and "Elo" in out and "p99 ms" in out
+    assert len(list(tmp_path.glob("game-*.jsonl"))) == 6
+    summary = json.loads((tmp_path / "results.json").read_text())
+    assert summary["games"] == 6 and summary["players"][0]["wins"] == int(w)
+
+
+def test_four_snakes_first_player_against_three(capsys, tmp_path):
+    code, out, _ = run(capsys, "floodfill", "random", "-g", "4", "-n", "4", "--size", "11",
+                       "--parallel", "1", "-o", str(tmp_path))
+    assert code == 0
+    assert table_row(out, "floodfill")[0] == 4
+    for path in sorted(tmp_path.glob("game-*.jsonl")):
+        replay = read_replay(path)
+        names = sorted(s["name"] for s in replay.turns[0]["board"]["snakes"])
+        assert names == ["floodfill", "random", "random", "random"]
+
+
+def test_squad_mode_seats_squads_of_two(capsys, tmp_path):
+    code, out, _ = run(capsys, "floodfill", "random", "-r", "squad", "-g", "2", "--size", "11",
+                       "--parallel", "1", "-o", str(tmp_path))
+    assert code == 0
+    replay = read_replay(tmp_path / "game-00001.jsonl")
+    assert replay.game["ruleset"]["settings"]["squad"]["allowBodyCollisions"] is True
+    squads = {}
+    for s in replay.turns[0]["board"]["snakes"]:
+        squads.setdefault(s["squad"], set()).add(s["name"])
+    assert sorted(map(sorted, squads.values())) == [["floodfill"], ["random"]]
+
+
+def test_solo(capsys, tmp_path):
+    code, out, _ = run(capsys, "floodfill", "-r", "solo", "-g", "2", "--size", "7",
+                       "--parallel", "1", "-o", str(tmp_path))
+    assert code == 0
+    replay = read_replay(tmp_path / "game-00001.jsonl")
+    assert len(replay.turns[0]["board"]["snakes"]) == 1
+    assert replay.result["isDraw"] is False
+    assert table_row(out, "floodfill")[0] == 2
+
+
+def test_replay_is_the_cli_output_format(capsys, tmp_path):
+    run(capsys, "floodfill", "random", "-g", "1", "--size", "7", "--parallel", "1",
+        "-o", str(tmp_path))
+    lines = (tmp_path / "game-00001.jsonl").read_text().splitlines()
+    game, *turns, result = (json.loads(line) for line in lines)
+    assert set(game) == {"id", "ruleset", "map", "timeout", "source"}
+    assert set(game["ruleset"]["settings"]) == {
+        "foodSpawnChance", "minimumFood", "hazardDamagePerTurn", "hazardMap",
+        "hazardMapAuthor", "royale", "squad"}
+    assert set(result) == {"winnerId", "winnerName", "isDraw"}
+    assert [t["turn"] for t in turns] == list(range(len(turns)))
+    you_ids = {t["you"]["id"] for t in turns}
+    assert len(you_ids) == 1                          # always the first player's snake
+    for t in turns:
+        assert set(t) == {"game", "turn", "board", "you"} and t["game"] == game
+        parse_request(t)                              # every line is a valid request body
+        for s in t["board"]["snakes"]:
+            assert set(s) == {"id", "name", "latency", "health", "body", "head", "length",
+                              "shout", "squad", "customizations"}
+    living = turns[-1]["board"]["snakes"]
+    if len(living) == 1:
+        assert result == {"winnerId": living[0]["id"], "winnerName": living[0]["name"],
+                          "isDraw": False}
+    else:
+        assert not living and result["isDraw"] is True and result["winnerId"] == ""
+
+
+def test_reproducible_from_the_seed(capsys, tmp_path):
+    def replays(seed, out_dir, parallel):
+        run(capsys, "floodfill", "random", "-g", "4", "-n", "3", "--size", "7",
+            "--seed", str(seed), "--parallel", str(parallel), "-o", str(out_dir))
+        return [p.read_text() for p in sorted(out_dir.glob("game-*.jsonl"))]
+
+    first = replays(11, tmp_path / "a", 1)
+    assert replays(11, tmp_path / "b", 2) == first    # same games in worker processes
+    assert replays(12, tmp_path / "c", 1) != first
+
+
+def test_a_block_of_games_rotates_the_same_start(capsys, tmp_path):
+    run(capsys, "floodfill", "random", "-g", "2", "--size", "11", "--parallel", "1",
+        "--seed", "5", "-o", str(tmp_path))
+    starts = []
+    for path in sorted(tmp_path.glob("game-*.jsonl")):
+        snakes = read_replay(path).turns[0]["board"]["snakes"]
+        starts.append({s["name"]: s["head"] for s in snakes})
+    assert starts[0]["floodfill"] == starts[1]["random"]
+    assert starts[0]["random"] == starts[1]["floodfill"]
+
+
+def test_seating_cycles_the_other_players():
+    assert base_seats(3, 4, squad=False, game=0) == [0, 1, 2, 1]
+    assert base_seats(3, 4, squad=False, game=1) == [0, 2, 1, 2]
+    assert base_seats(2, 4, squad=True) == [0, 0, 1, 1]
+    assert base_seats(1, 2, squad=False) == [0, 0]
+    specs = plan_games(n_players=2, games=4, seed=0, ruleset="standard", map_name="standard",
+                       width=11, height=11, timeout=500, n_snakes=2)
+    assert [s.seats for s in specs] == [(0, 1), (1, 0), (0, 1), (1, 0)]
+    assert specs[0].setup_seed == specs[1].setup_seed != specs[2].setup_seed
+    specs = plan_games(n_players=2, games=2, seed=0, ruleset="squad", map_name="standard",
+                       width=11, height=11, timeout=500, n_snakes=4)
+    assert [s.seats for s in specs] == [(0, 0, 1, 1), (1, 1, 0, 0)]
+    assert specs[0].squads == ("1", "1", "2", "2")
+
+
+def test_explicit_seats(capsys, tmp_path):
+    code, out, _ = run(capsys, "floodfill", "random", "--seats", "random,floodfill,2",
+                       "-g", "3", "--size", "11", "--parallel", "1", "-o", str(tmp_path))
+    assert code == 0
+    snakes = read_replay(tmp_path / "game-00001.jsonl").turns[0]["board"]["snakes"]
+    assert sorted(s["name"] for s in snakes) == ["floodfill", "random", "random"]
+    assert table_row(out, "floodfill")[0] == 3
+
+
+@pytest.mark.parametrize("args, message", [
+    (["nosuchsnake", "random"], "not a strategy"),
+    (["floodfill", "random", "--seats", "floodfill,bogus"], "--seats"),
+    (["floodfill", "random", "-r", "solo", "-n", "2"], "solo games have one snake"),
+    (["floodfill", "random", "-n", "1"], "at least two snakes"),
+    (["floodfill", "random", "-m", "nosuchmap"], "nosuchmap"),
+    (["floodfill", "random", "-n", "9", "--size", "5"], "at most 8 snakes"),
+    (["floodfill", "random", "-r", "squad", "-n", "3"], "even"),
+    (["floodfill", "random", "-g", "0"], "--games"),
+])
+def test_bad_options_get_a_clear_error(capsys, args, message):
+    code, out, err = run(capsys, *args, "--parallel", "1")
+    assert code == 2
+    assert err.startswith("arena: error:") and message in err
+
+
+def bodies(path):
+    return [[s["body"] for s in t["board"]["snakes"]] for t in read_replay(path).turns]
+
+
+def test_seed_players_get_a_network_accumulator_each(capsys, tmp_path, monkeypatch):
+    from nnue import network
+    weights = tmp_path / "tiny.npz"
+    network.Network.random(7, hidden=(16, 16)).save(weights)
+    common = ["random", "-g", "2", "--size", "7", "--parallel", "1", "--seed", "9"]
+    code, out, err = run(capsys, "p=seed", *common, "--weights", str(weights),
+                         "-o", str(tmp_path / "nnue"))
+    assert code == 0 and "no network" not in err
+    assert table_row(out, "p")[0] == 2
+    run(capsys, "p=floodfill", *common, "-o", str(tmp_path / "ff"))
+    # without a network the seed strategy falls back on flood fill: the very same games
+    monkeypatch.setattr(network, "DEFAULT_WEIGHTS", tmp_path / "absent.npz")
+    code, out, err = run(capsys, "p=seed", *common, "-o", str(tmp_path / "none"))
+    assert code == 0 and "no network" in err
+    game = "game-00001.jsonl"
+    assert bodies(tmp_path / "none" / game) == bodies(tmp_path / "ff" / game)
+    assert bodies(tmp_path / "nnue" / game) != bodies(tmp_path / "ff" / game)
+    code, out, err = run(capsys, "seed", "random", "-g", "1", "--parallel", "1",
+                         "--weights", str(tmp_path / "missing.npz"))
+    assert code == 2 and "missing.npz" in err
+
+
+def test_later_strategies_play_and_slow_built_ins_miss_their_turn(capsys, monkeypatch):
+    import time
+
+    from snake import strategy
+
+    class Slowpoke:
+        name = "slowpoke"
+
+        def choose(self, request, accumulator):
+            time.sleep(0.03)
+            return strategy.Decision("left")
+
+    monkeypatch.setattr(strategy, "_REGISTRY", dict(strategy._REGISTRY))
+    monkeypatch.setattr(strategy, "STRATEGIES", strategy.STRATEGIES)
+    strategy.register_strategy("slowpoke", lambda network=None, seed=None: Slowpoke())
+    args = ["slowpoke", "random", "-g", "1", "--size", "7", "--parallel", "1", "--timeout", "10"]
+    code, out, err = run(capsys, *args, "--builtin-timeout")
+    cells = next(line.split() for line in out.splitlines() if line.startswith("slowpoke ") and "built-in" in line)
+    assert code == 0 and cells[1] == "built-in" and int(cells[5]) == int(cells[2]) > 0
+    assert "over the 10 ms timeout" in err
+    code, out, err = run(capsys, *args)
+    cells = next(line.split() for line in out.splitlines() if line.startswith("slowpoke ") and "built-in" in line)
+    assert code == 0 and int(cells[5]) == 0
+
+
+def test_player_arguments():
+    from snake.arena.players import PlayerError, parse_players
+    players = parse_players(["floodfill", "floodfill", "me=http://127.0.0.1:9/snake"])
+    assert [p.label for p in players] == ["floodfill", "floodfill#2", "me"]
+    assert players[0].color != players[1].color
+    assert players[2].is_http and players[2].target == "http://127.0.0.1:9/snake"
+    for bad in (["http://:80"], ["http://127.0.0.1:notaport"], ["=floodfill"], ["bogus"], []):
+        with pytest.raises(PlayerError):
+            parse_players(bad)

@@ -1,0 +1,192 @@
+"""The arena against tiny HTTP Battlesnakes started by the test on 127.0.0.1.
+
+Each server records what it was sent. A well-behaved one plays flood fill (so its games can
+be compared move for move with the built-in ``floodfill``); a late one sleeps past the
+timeout; a broken one answers garbage or HTTP 500. None of them may stop the arena."""
+
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from snake.arena.__main__ import main
+from snake.arena.players import HttpSeat
+from snake.arena.replay import read_replay
+from snake.board import parse_request
+from snake.strategy import get_strategy
+
+LAST_LINE = re.compile(r"^arena: (\d+) wins, (\d+) draws, (\d+) losses for (\S+)$")
+
+
+class SnakeServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, behaviour):
+        self.behaviour = behaviour
+        self.calls = []            # (route, body) in order received
+        self.lock = threading.Lock()
+        self.floodfill = get_strategy("floodfill")
+        super().__init__(("127.0.0.1", 0), Handler)
+
+    def handle_error(self, request, client_address):
+        pass   # a late answer meets a closed socket: expected here
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def routes(self, route):
+        return [body for r, body in self.calls if r == route]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"   # keep-alive, like a real snake server
+
+    def log_message(self, *args):
+        pass
+
+    def send(self, status, data: bytes):
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        self.send(200, json.dumps({"apiversion": "1", "color": "#123456",
+                                   "head": "pixel", "tail": "pixel"}).encode())
+
+    def do_POST(self):
+        server = self.server
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        route = self.path.rsplit("/", 1)[-1]
+        with server.lock:
+            server.calls.append((route, body))
+        if route != "move":
+            return self.send(200, b"")
+        behaviour = server.behaviour
+        if behaviour == "late":
+            time.sleep(0.25)
+        if behaviour == "garbage":
+            if body["turn"] % 2:
+                return self.send(500, b'{"error": "boom"}')
+            return self.send(200, b"this is not json")
+        if behaviour == "badmove":
+            return self.send(200, b'{"move": "sideways"}')
+        request = parse_request(body)
+        move = server.floodfill.choose(request, None).move
+        self.send(200, json.dumps({"move": move, "shout": f"going {move}"}).encode())
+
+
+@pytest.fixture
+def snake_server():
+    servers = []
+
+    def start(behaviour):
+        server = SnakeServer(behaviour)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def run(capsys, *args):
+    code = main([*args, "--quiet", "--parallel", "1"])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def answers_row(out, label):
+    for line in out.splitlines():
+        cells = line.split()
+        if cells and cells[0] == label and cells[1] in ("http", "built-in"):
+            return cells
+    raise AssertionError(f"no answers row for {label}\n{out}")
+
+
+def test_http_snake_plays_exactly_like_the_builtin(capsys, tmp_path, snake_server):
+    server = snake_server("floodfill")
+    code, out, _ = run(capsys, f"ff={server.url}", "random", "-g", "2", "--size", "7",
+                       "--seed", "4", "-o", str(tmp_path / "http"))
+    assert code == 0
+    run(capsys, "ff=floodfill", "random", "-g", "2", "--size", "7", "--seed", "4",
+        "-o", str(tmp_path / "builtin"))
+    for name in ("game-00001.jsonl", "game-00002.jsonl"):
+        over_http = read_replay(tmp_path / "http" / name)
+        builtin = read_replay(tmp_path / "builtin" / name)
+        assert len(over_http.turns) == len(builtin.turns)
+        for a, b in zip(over_http.turns, builtin.turns):
+            assert [s["body"] for s in a["board"]["snakes"]] == \
+                   [s["body"] for s in b["board"]["snakes"]]
+        assert over_http.result == builtin.result
+    # the engine's conversation: /start once per game, /end to every snake at the end
+    assert len(server.routes("start")) == 2 and len(server.routes("end")) == 2
+    moves = server.routes("move")
+    assert moves and all(m["game"]["timeout"] == 500 for m in moves)
+    assert all(m["you"]["customizations"]["color"] == "#123456" for m in moves)
+    row = answers_row(out, "ff")
+    assert row[1] == "http" and int(row[2]) == len(moves)
+    assert row[-2:] == ["0", "0"]                       # no timeouts, no invalid answers
+
+
+def test_late_snake_repeats_its_last_move_and_counts_timeouts(capsys, tmp_path, snake_server):
+    server = snake_server("late")
+    code, out, err = run(capsys, f"late={server.url}", "floodfill", "-g", "2", "--size", "7",
+                         "--timeout", "100", "-o", str(tmp_path))
+    assert code == 0
+    assert LAST_LINE.match(out.splitlines()[-1]).group(4) == "late"
+    row = answers_row(out, "late")
+    moves, p50, timeouts = int(row[2]), float(row[3]), int(row[5])
+    assert moves > 0 and timeouts == moves and p50 >= 100
+    assert "timeout" in err
+    # no answer ever came: the snake goes "up" from its start until it leaves the board
+    replay = read_replay(tmp_path / "game-00001.jsonl")
+    late_id = next(s["id"] for s in replay.turns[0]["board"]["snakes"] if s["name"] == "late")
+    heads = [next(s["head"] for s in t["board"]["snakes"] if s["id"] == late_id)
+             for t in replay.turns if any(s["id"] == late_id for s in t["board"]["snakes"])]
+    assert all(b["x"] == a["x"] and b["y"] == a["y"] + 1 for a, b in zip(heads, heads[1:]))
+
+
+@pytest.mark.parametrize("behaviour", ["garbage", "badmove"])
+def test_invalid_answers_are_counted_and_the_games_go_on(capsys, tmp_path, snake_server, behaviour):
+    server = snake_server(behaviour)
+    code, out, err = run(capsys, f"bad={server.url}", "random", "-g", "3", "--size", "7",
+                         "-o", str(tmp_path))
+    assert code == 0
+    row = answers_row(out, "bad")
+    assert int(row[2]) > 0 and int(row[-1]) == int(row[2]) and int(row[-2]) == 0
+    assert len(list(tmp_path.glob("game-*.jsonl"))) == 3
+    w, d, l, _ = LAST_LINE.match(out.splitlines()[-1]).groups()
+    assert int(w) + int(d) + int(l) == 3
+    assert "invalid" in err
+
+
+def test_unreachable_snake_stops_the_run_before_it_starts(capsys, snake_server):
+    server = snake_server("floodfill")
+    url = server.url
+    server.shutdown()
+    server.server_close()
+    code, out, err = run(capsys, url, "random", "-g", "1")
+    assert code == 2 and "GET / failed" in err
+
+
+def test_http_seat_keeps_its_connection_and_drops_it_after_a_timeout(snake_server):
+    server = snake_server("floodfill")
+    seat = HttpSeat(server.url + "/", 500)
+    status, data, _, problem = seat.post("end", b"{}")
+    assert (status, problem) == (200, "")
+    conn = seat.conn
+    seat.post("start", b"{}")
+    assert seat.conn is conn                         # keep-alive
+    late = snake_server("late")
+    seat = HttpSeat(late.url, 50)
+    body = json.dumps({"turn": 0}).encode()
+    answer = seat.move_payload(body)
+    assert answer.move is None and answer.problem == "timeout" and seat.conn is None
