@@ -1,0 +1,331 @@
+"""Training data: games of random snakes, stored as positions (``python -m nnue.train.datagen``).
+
+    python -m nnue.train.datagen --out data/main --games 20000 [--seed 1] [--workers 2]
+        [--chunk 50] [--max-turns 1000]
+
+Games. Game ``n`` (0, 1, 2, ...) is played in block ``n mod 18``: the six rulesets
+(standard, constrictor, royale, wrapped, solo, squad) times the three boards (7x7, 11x11,
+19x19), so every block gets the same number of games. The snake count is drawn uniformly:
+1 in solo; 2-4 on 7x7 and 2-8 on 11x11 and 19x19 otherwise; squad uses the even counts of
+that range from 4 up, in squads of two (two snakes would form a single squad: a game that
+is over before its first turn). Maps: ``royale`` for royale, ``standard`` for the rest, with
+the engine's default settings (squad: all four squad settings on, as the last squad release
+played). Every snake is the seed's ``random`` snake (SPEC section 5): never back onto its
+own neck, otherwise uniformly random. It is chosen inline here with the game's own seeded
+``random.Random`` (the same rule as :class:`snake.strategy.RandomStrategy`, without a
+request per move); everything else (setup, movement, collisions, feeding, food spawning,
+royale hazards, game over and result) comes from :mod:`snake.setup` and :mod:`snake.rules`.
+
+Game ``n`` depends only on ``(seed, n)``: its split (by default about 90% train, 5%
+validation, 5% test, drawn per game, so the split is by game; ``--holdout``), its snake count and all of its random
+choices. The output is therefore the same whatever ``--workers`` and ``--chunk``.
+
+Positions. Before each turn, every living snake contributes one position from its own view:
+its active features (:func:`nnue.features.active_features`), the move it then plays, and its
+target (SPEC section 5): 1.0 if it (in squad: its squad) is the last left, 0.5 if every snake
+still alive before the final turn, itself included, was eliminated on that turn, 0.0
+otherwise (:func:`snake.rules.outcome`); in solo ``min(T / 100, 1)`` with ``T`` the number of
+moves it made in the whole game.
+
+A game still running after ``--max-turns`` turns is dropped (and counted in ``meta.json``):
+two random snakes that keep finding food on a big board could otherwise run for thousands of
+turns, and its result would not be known.
+
+Output: shards ``<split>-<chunk>.npz`` (:mod:`nnue.train.shards`), one small
+``chunk-<chunk>.json`` per finished chunk (a rerun with the same arguments skips finished
+chunks, so an interrupted run resumes), and ``meta.json``: seed, command line, timing and
+games / positions per split and ruleset x board.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+
+from snake.board import MOVES, GameState
+from snake import rules, setup
+from nnue.features import active_features
+
+from .progress import Progress
+from .shards import (N_BLOCKS, RULESET_NAMES, SIZES, SPLITS, PositionBuilder, block_name,
+                     save_shard)
+
+MOVE_INDEX = {m: i for i, m in enumerate(MOVES)}
+DEFAULT_MAX_TURNS = 1000
+SOLO_FULL_MARKS = 100  # solo target: min(T / 100, 1)
+OUTCOME_TARGET = {"win": 1.0, "draw": 0.5, "loss": 0.0}
+DEFAULT_HOLDOUT = 0.05  # fraction of games for validation, and again for test
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """What game ``number`` of a data set is: its block, snake count and split."""
+
+    number: int
+    ruleset: str
+    side: int
+    snakes: int
+    split: str
+    seed: str
+
+    @property
+    def block(self) -> int:
+        return RULESET_NAMES.index(self.ruleset) * len(SIZES) + SIZES.index(self.side)
+
+
+def snake_counts(ruleset: str, side: int) -> list[int]:
+    """The snake counts a game of this ruleset and board may have."""
+    if ruleset == "solo":
+        return [1]
+    top = 4 if side == 7 else 8
+    counts = list(range(2, top + 1))
+    if ruleset == "squad":
+        # Squads of two; two snakes would make one squad, a game over before it starts.
+        counts = [n for n in counts if n % 2 == 0 and n >= 4]
+    return counts
+
+
+def game_spec(seed: int, number: int, holdout: float = DEFAULT_HOLDOUT) -> GameSpec:
+    """The block, snake count and split of game ``number`` (deterministic in ``seed``,
+    ``number`` and ``holdout``, the fraction of games in each of val and test)."""
+    block = number % N_BLOCKS
+    ruleset, side = RULESET_NAMES[block // len(SIZES)], SIZES[block % len(SIZES)]
+    game_seed = f"nuppeppou-datagen/{seed}/{number}"
+    rng = random.Random(game_seed + "/spec")
+    u = rng.random()
+    split = "train" if u < 1 - 2 * holdout else "val" if u < 1 - holdout else "test"
+    snakes = rng.choice(snake_counts(ruleset, side))
+    return GameSpec(number, ruleset, side, snakes, split, game_seed)
+
+
+def random_move(state: GameState, head, neck, rng: random.Random) -> str:
+    """The seed's random snake: never back onto its own neck, otherwise uniform."""
+    if neck is None or neck == head:
+        return rng.choice(MOVES)
+    return rng.choice([m for m in MOVES if state.step(head, m) != neck])
+
+
+def game_targets(final: GameState, moves_made: Mapping[str, int]) -> dict[str, float]:
+    """Each snake's target (SPEC section 5) from the finished game ``final`` and the number
+    of moves each snake made: solo ``min(T / 100, 1)``, otherwise win 1.0 / draw 0.5 /
+    loss 0.0 by :func:`snake.rules.outcome`."""
+    if final.game.ruleset.name == "solo":
+        return {sid: min(n / SOLO_FULL_MARKS, 1.0) for sid, n in moves_made.items()}
+    return {sid: OUTCOME_TARGET[rules.outcome(final, sid)] for sid in moves_made}
+
+
+@dataclass
+class PlayedGame:
+    """A finished game: one entry per position, and each snake's target."""
+
+    spec: GameSpec
+    features: list[np.ndarray] = field(default_factory=list)
+    moves: list[int] = field(default_factory=list)
+    snake_ids: list[str] = field(default_factory=list)
+    turns: list[int] = field(default_factory=list)
+    targets: dict[str, float] = field(default_factory=dict)
+    length: int = 0
+    capped: bool = False
+
+
+def play_game(spec: GameSpec, max_turns: int = DEFAULT_MAX_TURNS) -> PlayedGame:
+    """Play game ``spec`` with random snakes through the rules engine, recording every
+    living snake's position each turn."""
+    rng = random.Random(spec.seed)
+    ids = [f"s{i}" for i in range(spec.snakes)]
+    squads = [f"squad{i // 2}" for i in range(spec.snakes)] if spec.ruleset == "squad" else None
+    state = setup.new_game(spec.ruleset, spec.side, spec.side, ids,
+                           map="royale" if spec.ruleset == "royale" else "standard",
+                           rng=rng, game_id=f"datagen-{spec.number}", squads=squads)
+    played = PlayedGame(spec)
+    moves_made = {sid: 0 for sid in ids}
+    while not rules.is_game_over(state):
+        if state.turn >= max_turns:
+            played.capped = True
+            return played
+        moves: dict[str, str] = {}
+        for snake in state.board.snakes:
+            if snake.eliminated_cause:
+                continue
+            move = random_move(state, snake.head, snake.neck, rng)
+            moves[snake.id] = move
+            active = active_features(state, snake)
+            if active is None:  # cannot happen for the six rulesets and three boards
+                raise RuntimeError(f"no features for {spec}")
+            played.features.append(active)
+            played.moves.append(MOVE_INDEX[move])
+            played.snake_ids.append(snake.id)
+            played.turns.append(state.turn)
+            moves_made[snake.id] += 1
+        state = rules.play_turn(state, moves, rng)
+    played.length = state.turn
+    played.targets = game_targets(state, moves_made)
+    return played
+
+
+def _empty_counts() -> dict[str, dict[str, list[int]]]:
+    # split -> {"games": [per block], "positions": [per block]}
+    return {s: {"games": [0] * N_BLOCKS, "positions": [0] * N_BLOCKS} for s in SPLITS}
+
+
+def run_chunk(task: tuple[str, int, int, int, int, int, float]) -> dict:
+    """Play games ``[first, first + count)`` and write this chunk's shards; returns its
+    counts (also written to ``chunk-<n>.json``, the marker that the chunk is done)."""
+    out, seed, chunk, first, count, max_turns, holdout = task
+    out_dir = Path(out)
+    marker = out_dir / f"chunk-{chunk:05d}.json"
+    if marker.is_file():
+        return json.loads(marker.read_text()) | {"skipped": True}
+    t0 = time.monotonic()
+    builders = {s: PositionBuilder() for s in SPLITS}
+    counts = _empty_counts()
+    capped = [0] * N_BLOCKS
+    lengths = [0] * N_BLOCKS
+    for number in range(first, first + count):
+        spec = game_spec(seed, number, holdout)
+        game = play_game(spec, max_turns)
+        if game.capped:
+            capped[spec.block] += 1
+            continue
+        b = builders[spec.split]
+        for feats, move, sid, turn in zip(game.features, game.moves, game.snake_ids, game.turns):
+            b.add(feats, move, game.targets[sid], spec.block, number, turn)
+        counts[spec.split]["games"][spec.block] += 1
+        counts[spec.split]["positions"][spec.block] += len(game.moves)
+        lengths[spec.block] += game.length
+    for split, b in builders.items():
+        if len(b):
+            save_shard(out_dir / f"{split}-{chunk:05d}.npz", b.build())
+    result = {"chunk": chunk, "first": first, "count": count, "counts": counts,
+              "capped": capped, "turns": lengths, "seconds": time.monotonic() - t0}
+    tmp = marker.with_name(marker.name + ".tmp")
+    tmp.write_text(json.dumps(result))
+    tmp.replace(marker)
+    return result
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m nnue.train.datagen",
+                                 description="Generate NNUE training positions from random-snake games.")
+    ap.add_argument("--out", required=True, help="data directory (created)")
+    ap.add_argument("--games", type=int, required=True, help="number of games")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=2, help="processes")
+    ap.add_argument("--chunk", type=int, default=54, help="games per shard chunk")
+    ap.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS,
+                    help="drop a game still running after this many turns")
+    ap.add_argument("--holdout", type=float, default=DEFAULT_HOLDOUT,
+                    help="fraction of games for validation, and the same again for test")
+    ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = ap.parse_args(argv)
+    if not 0 < args.holdout < 0.5:
+        ap.error("--holdout must be between 0 and 0.5")
+    if args.games < 1 or args.workers < 1 or args.chunk < 1 or args.max_turns < 1:
+        ap.error("--games, --workers, --chunk and --max-turns must be positive")
+    return args
+
+
+def generate(args: argparse.Namespace, argv: list[str] | None = None) -> dict:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    meta_path = out / "meta.json"
+    if meta_path.is_file():
+        old = json.loads(meta_path.read_text())
+        if ((old.get("seed"), old.get("chunk"), old.get("max_turns"), old.get("holdout"))
+                != (args.seed, args.chunk, args.max_turns, args.holdout)):
+            raise SystemExit(f"{out} holds data made with other --seed/--chunk/--max-turns/"
+                             "--holdout; use another --out")
+    tasks = [(str(out), args.seed, c, first, min(args.chunk, args.games - first), args.max_turns,
+              args.holdout)
+             for c, first in enumerate(range(0, args.games, args.chunk))]
+    t0 = time.monotonic()
+    totals = _empty_counts()
+    capped = [0] * N_BLOCKS
+    turns = [0] * N_BLOCKS
+    done = sum(t[4] for t in tasks if (out / f"chunk-{t[2]:05d}.json").is_file())
+    bar = None if args.quiet else Progress(args.games, "datagen", unit="game", start=done)
+    if done:
+        print(f"{done} games already generated in {out}: skipped", file=sys.stderr)
+    positions = 0
+    worker_seconds = 0.0
+    skipped = 0
+
+    def absorb(result: dict) -> None:
+        nonlocal positions, worker_seconds, skipped
+        worker_seconds += result["seconds"]
+        skipped += bool(result.get("skipped"))
+        for split in SPLITS:
+            for key in ("games", "positions"):
+                for i, v in enumerate(result["counts"][split][key]):
+                    totals[split][key][i] += v
+            positions += sum(result["counts"][split]["positions"])
+        for i in range(N_BLOCKS):
+            capped[i] += result["capped"][i]
+            turns[i] += result["turns"][i]
+        if bar is not None:
+            bar.update(0 if result.get("skipped") else result["count"], positions=positions)
+
+    if args.workers == 1:
+        for task in tasks:
+            absorb(run_chunk(task))
+    else:
+        # spawn, not fork: workers start clean whatever the parent imported (torch, threads).
+        ctx = multiprocessing.get_context("spawn")
+        with ctx.Pool(args.workers) as pool:
+            for result in pool.imap_unordered(run_chunk, tasks):
+                absorb(result)
+    if bar is not None:
+        bar.close()
+    seconds = time.monotonic() - t0
+    games_total = sum(sum(totals[s]["games"]) for s in SPLITS)
+    meta = {
+        "seed": args.seed, "games_requested": args.games, "games": games_total,
+        "positions": positions, "chunk": args.chunk, "max_turns": args.max_turns,
+        "workers": args.workers, "seconds": round(seconds, 1),
+        # summed over all chunks, also those written by an earlier (interrupted) run
+        "worker_seconds": round(worker_seconds, 1), "chunks_skipped": skipped,
+        "command": " ".join(["python -m nnue.train.datagen",
+                             *(argv if argv is not None else sys.argv[1:])]),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "holdout": args.holdout,
+        "split_fractions": {"train": 1 - 2 * args.holdout, "val": args.holdout,
+                            "test": args.holdout},
+        "blocks": [block_name(b) for b in range(N_BLOCKS)],
+        "counts": totals, "capped_games": capped, "turns_played": turns,
+    }
+    meta_path.write_text(json.dumps(meta, indent=1))
+    return meta
+
+
+def summary(meta: dict) -> str:
+    """A table of games / positions per block and split."""
+    lines = [f"{'block':<18}" + "".join(f"{s + ' games':>12}{s + ' pos':>12}" for s in SPLITS)
+             + f"{'capped':>8}"]
+    for b in range(N_BLOCKS):
+        row = f"{block_name(b):<18}"
+        for s in SPLITS:
+            row += f"{meta['counts'][s]['games'][b]:>12,}{meta['counts'][s]['positions'][b]:>12,}"
+        lines.append(row + f"{meta['capped_games'][b]:>8}")
+    lines.append(f"{meta['games']:,} games, {meta['positions']:,} positions in "
+                 f"{meta['seconds']:.0f}s on {meta['workers']} worker(s)")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    meta = generate(args, argv)
+    print(summary(meta))
+
+
+if __name__ == "__main__":
+    main()

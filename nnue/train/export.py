@@ -1,0 +1,151 @@
+"""Export a trained model to the shipped weight format (``python -m nnue.train.export``).
+
+    python -m nnue.train.export --run runs/main --data data/main --out weights/nnue.npz
+
+Takes ``RUN/best.pt`` (the weights with the best validation loss), converts it to
+:class:`nnue.network.Network` (``Network.from_float``; torch ``Linear`` weights are
+``[out, in]`` and are transposed), and saves it quantised (int8 first layer) with a manifest:
+data seed and command, games and positions per ruleset x board and split, epochs, validation
+and test loss, training time, date, command lines, quantisation. ``MANIFEST.json`` beside the
+weight file mirrors the embedded manifest (plus the file's size and sha256).
+
+It then reloads the file with :meth:`Network.load` and compares the numpy network's four
+outputs with the torch model's on the whole test split, printing the largest and mean
+absolute difference and both test losses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from nnue.network import Network
+
+from .fit import load_model, predict_all
+from .metrics import bce, network_predict, played
+from .shards import N_BLOCKS, SPLITS, block_name, load_meta, load_split
+
+
+def _per_block(meta: dict, split: str, key: str) -> dict[str, int]:
+    counts = meta.get("counts", {}).get(split, {}).get(key)
+    if not counts:
+        return {}
+    return {block_name(b): int(counts[b]) for b in range(N_BLOCKS)}
+
+
+def export(run: str | Path, data: str | Path, out: str | Path, *, checkpoint: str = "best.pt",
+           command: str = "", threads: int = 2, eval_data: str | Path | None = None,
+           note: str = "") -> dict[str, Any]:
+    """Export ``run/checkpoint`` to ``out``; returns the manifest (with the agreement
+    check filled in). ``data`` describes the training data in the manifest; validation and
+    test losses are measured on ``eval_data`` (default: ``data``)."""
+    eval_data = data if eval_data is None else eval_data
+    torch.set_num_threads(threads)
+    run, out = Path(run), Path(out)
+    model, ck = load_model(run / checkpoint)
+    meta = load_meta(data)
+    history_path = run / "history.json"
+    history = json.loads(history_path.read_text()) if history_path.is_file() else {}
+    val = load_split(eval_data, "val")
+    val_loss = float(bce(played(predict_all(model, val), val.moves), val.targets).mean())
+    test = load_split(eval_data, "test")
+    torch_scores = predict_all(model, test)
+    torch_loss = float(bce(played(torch_scores, test.moves), test.targets).mean())
+
+    train_targets = [np.load(p, allow_pickle=False)["targets"]
+                     for p in sorted(Path(data).glob("train-*.npz"))]
+    train_mean = float(np.concatenate(train_targets).astype(np.float64).mean()) if train_targets else None
+
+    manifest: dict[str, Any] = {
+        "trained_by": "nnue.train (supervised, SPEC section 5)",
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "data": {
+            "generator": "nnue.train.datagen: random snakes (no move back onto the own neck), "
+                         "all six rulesets x 7x7/11x11/19x19",
+            "seed": meta.get("seed"), "command": meta.get("command"),
+            "games": meta.get("games"), "positions": meta.get("positions"),
+            "max_turns": meta.get("max_turns"), "capped_games": sum(meta.get("capped_games", [])),
+            "datagen_seconds": meta.get("seconds"), "datagen_workers": meta.get("workers"),
+            "games_per_block": {s: _per_block(meta, s, "games") for s in SPLITS},
+            "positions_per_block": {s: _per_block(meta, s, "positions") for s in SPLITS},
+            "train_mean_target": train_mean,
+        },
+        "training": {
+            "command": ck.get("command"), "config": ck.get("config"),
+            "checkpoint": checkpoint,
+            # best.pt records the epoch it is from; checkpoint.pt where the run stood
+            "epoch": ck.get("epoch", ck.get("state", {}).get("epoch")),
+            "batches_into_next_epoch": ck.get("state", {}).get("step_in_epoch", 0),
+            "epochs_run": len(history.get("history", [])),
+            "stopped": history.get("stopped"), "train_seconds": history.get("train_seconds"),
+            "torch_threads": threads, "history": history.get("history"),
+        },
+        "note": note,
+        "evaluated_on": str(eval_data),
+        "loss": "binary cross-entropy of sigmoid(output of the played move) vs WDL target",
+        "validation_loss": val_loss,
+        "test_loss_torch": torch_loss,
+        "export_command": command,
+        "quantisation": "w1 int8 with one float32 scale per hidden unit, b1 int32 in those "
+                        "units, int32 accumulator; hidden layers float32",
+    }
+    net = Network.from_float(**model.float_weights())
+    net.save(out, manifest)
+
+    shipped = Network.load(out)
+    np_scores = network_predict(shipped, test)
+    diff = np.abs(np_scores.astype(np.float64) - torch_scores.astype(np.float64))
+    np_loss = float(bce(played(np_scores, test.moves), test.targets).mean())
+    agreement = {"positions": len(test), "max_abs_diff": float(diff.max()) if len(test) else 0.0,
+                 "mean_abs_diff": float(diff.mean()) if len(test) else 0.0,
+                 "test_loss_numpy": np_loss, "test_loss_torch": torch_loss,
+                 "same_best_move_fraction": float((np_scores.argmax(1) == torch_scores.argmax(1)).mean())
+                 if len(test) else 1.0}
+    # The agreement is only known once the file exists: save again with it included.
+    manifest["test_loss"] = np_loss
+    manifest["agreement_numpy_vs_torch"] = agreement
+    net.save(out, manifest)
+    Network.load(out)  # the final file must load
+    digest = hashlib.sha256(out.read_bytes()).hexdigest()
+    mirror = {"weights_file": out.name, "bytes": out.stat().st_size, "sha256": digest,
+              "manifest": manifest}
+    (out.parent / "MANIFEST.json").write_text(json.dumps(mirror, indent=1) + "\n")
+    return manifest
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m nnue.train.export",
+                                 description="Export a trained run to the NNUE weight file.")
+    ap.add_argument("--run", required=True, help="run directory of nnue.train.fit")
+    ap.add_argument("--data", required=True, help="the data directory it was trained on")
+    ap.add_argument("--out", default="weights/nnue.npz")
+    ap.add_argument("--checkpoint", default="best.pt", help="file in the run directory")
+    ap.add_argument("--eval-data", default=None,
+                    help="data directory whose val and test splits are measured (default --data; "
+                         "its test games must be test games of --data too)")
+    ap.add_argument("--note", default="", help="free text for the manifest (how it was trained)")
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args(argv)
+    command = " ".join(["python -m nnue.train.export", *(argv if argv is not None else sys.argv[1:])])
+    manifest = export(args.run, args.data, args.out, checkpoint=args.checkpoint, command=command,
+                      threads=args.threads, eval_data=args.eval_data, note=args.note)
+    a = manifest["agreement_numpy_vs_torch"]
+    out = Path(args.out)
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB) and {out.parent / 'MANIFEST.json'}")
+    print(f"validation loss {manifest['validation_loss']:.5f}; test loss torch "
+          f"{a['test_loss_torch']:.5f}, exported numpy (quantised) {a['test_loss_numpy']:.5f}")
+    print(f"numpy vs torch on {a['positions']:,} test positions: max |diff| "
+          f"{a['max_abs_diff']:.5f}, mean |diff| {a['mean_abs_diff']:.6f}, same best move "
+          f"{100 * a['same_best_move_fraction']:.2f}%")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""The PyTorch twin of :class:`nnue.network.Network`, used only for training.
+
+Layers (SPEC section 4): a sparse first layer over the 63720 binary features, summed over
+the active ones (``nn.EmbeddingBag(mode="sum", sparse=True)`` plus a bias: this *is* the
+accumulator), ReLU, a dense hidden layer, ReLU, and four outputs, one per move in the order
+up, down, left, right. :meth:`NnueModel.forward` returns logits; the sigmoid that maps them
+into WDL space is part of the loss (:func:`played_move_loss`) and of the numpy network.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+N_FEATURES = 63720  # == nnue.features.N_FEATURES (kept here so the model has no serving imports)
+N_MOVES = 4
+
+
+class NnueModel(nn.Module):
+    """``n_features -> hidden[0] -> hidden[1] -> 4`` with ReLU on both hidden layers."""
+
+    def __init__(self, hidden: tuple[int, int] = (512, 512), n_features: int = N_FEATURES) -> None:
+        super().__init__()
+        h1, h2 = hidden
+        self.hidden = (int(h1), int(h2))
+        self.n_features = int(n_features)
+        # sparse=True: the gradient of a step touches only the rows of the features active
+        # in the batch, so SparseAdam updates a few thousand rows instead of 32M weights.
+        self.ft = nn.EmbeddingBag(n_features, h1, mode="sum", sparse=True)
+        self.ft_bias = nn.Parameter(torch.zeros(h1))
+        self.l2 = nn.Linear(h1, h2)
+        self.out = nn.Linear(h2, N_MOVES)
+        # A position has some 20-100 active features: small first-layer weights keep the
+        # summed pre-activation of order one (and int8 quantisation precise).
+        nn.init.normal_(self.ft.weight, std=0.02)
+
+    def forward(self, indices: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+        """Logits ``[batch, 4]`` for positions given CSR-style: the active features of
+        position ``i`` are ``indices[offsets[i]:offsets[i + 1]]`` (``offsets`` holds the
+        ``batch`` start positions, as ``nn.EmbeddingBag`` takes them)."""
+        acc = self.ft(indices, offsets) + self.ft_bias
+        h1 = F.relu(acc)
+        h2 = F.relu(self.l2(h1))
+        return self.out(h2)
+
+    def dense_parameters(self) -> list[nn.Parameter]:
+        """Every parameter except the sparse first-layer weight (for a dense optimiser)."""
+        return [p for name, p in self.named_parameters() if name != "ft.weight"]
+
+    def float_weights(self) -> dict[str, "object"]:
+        """The weights as numpy float32 arrays in :meth:`nnue.network.Network.from_float`'s
+        layout: ``w1[F, H1]`` (the embedding table already is one row per feature),
+        ``w2[H1, H2]`` and ``w3[H2, 4]`` (a torch Linear weight is ``[out, in]``: transposed)."""
+        with torch.no_grad():
+            return {
+                "w1": self.ft.weight.detach().cpu().numpy().copy(),
+                "b1": self.ft_bias.detach().cpu().numpy().copy(),
+                "w2": self.l2.weight.detach().cpu().numpy().T.copy(),
+                "b2": self.l2.bias.detach().cpu().numpy().copy(),
+                "w3": self.out.weight.detach().cpu().numpy().T.copy(),
+                "b3": self.out.bias.detach().cpu().numpy().copy(),
+            }
+
+
+def played_move_loss(logits: torch.Tensor, moves: torch.Tensor, targets: torch.Tensor,
+                     reduction: str = "mean") -> torch.Tensor:
+    """Binary cross-entropy between ``sigmoid(logits[i, moves[i]])`` and ``targets[i]``.
+
+    Only the output of the move actually played enters the loss, so the other three outputs
+    of a position get exactly zero gradient (SPEC section 5)."""
+    chosen = logits.gather(1, moves.long().view(-1, 1)).squeeze(1)
+    return F.binary_cross_entropy_with_logits(chosen, targets.float(), reduction=reduction)
+
+
+def make_optimisers(model: NnueModel, lr: float) -> tuple[torch.optim.Optimizer, torch.optim.Optimizer]:
+    """SparseAdam for the embedding table (lazy: only rows with a gradient move) and Adam
+    for the dense parameters."""
+    sparse = torch.optim.SparseAdam([model.ft.weight], lr=lr)
+    dense = torch.optim.Adam(model.dense_parameters(), lr=lr)
+    return sparse, dense

@@ -1,0 +1,71 @@
+"""The whole pipeline on a tiny scale: datagen -> fit -> export -> a loadable weight file."""
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from nnue.network import Network  # noqa: E402
+from nnue.train import datagen, evaluate, export, fit  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("data")
+    datagen.generate(datagen.parse_args(["--out", str(out), "--games", "54", "--seed", "11",
+                                         "--workers", "1", "--holdout", "0.2", "--quiet"]))
+    return out
+
+
+def fit_args(data_dir, run, *extra):
+    return fit.parse_args(["--data", str(data_dir), "--run", str(run), "--hidden", "8", "4",
+                           "--batch-size", "64", "--threads", "1", "--quiet", *extra])
+
+
+def test_tiny_run_exports_a_loadable_network(data_dir, tmp_path, capsys):
+    run = tmp_path / "run"
+    state = fit.fit(fit_args(data_dir, run, "--epochs", "1", "--val-every", "5"))
+    assert state["epoch"] == 1 and len(state["history"]) == 1
+    assert [p["steps"] for p in state["val_points"]][:2] == [5, 10]
+    history = json.loads((run / "history.json").read_text())
+    assert history["history"][0]["val_loss"] > 0 and history["val_points"]
+    assert (run / "best.pt").is_file() and (run / "checkpoint.pt").is_file()
+    assert (run / "loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    out = tmp_path / "weights" / "nnue.npz"
+    manifest = export.export(run, data_dir, out, command="test", threads=1)
+    net = Network.load(out)
+    assert net.quantised and net.hidden == (8, 4)
+    assert net.manifest["data"]["seed"] == 11
+    assert net.manifest["training"]["epochs_run"] == 1
+    assert set(net.manifest["data"]["positions_per_block"]["train"]) >= {"standard 7x7", "squad 19x19"}
+    agreement = manifest["agreement_numpy_vs_torch"]
+    assert agreement["positions"] > 0 and agreement["max_abs_diff"] < 0.02
+    mirror = json.loads((out.parent / "MANIFEST.json").read_text())
+    assert mirror["manifest"] == net.manifest and mirror["bytes"] == out.stat().st_size
+    # the evaluation table runs on the exported file
+    evaluate.main(["--data", str(data_dir), "--weights", str(out)])
+    table = capsys.readouterr().out
+    assert "standard 7x7" in table and "all" in table
+
+
+def test_resume_continues_where_the_run_stopped(data_dir, tmp_path):
+    straight = tmp_path / "straight"
+    fit.fit(fit_args(data_dir, straight, "--epochs", "2"))
+    broken = tmp_path / "broken"
+    # stop after the first batch (a checkpoint is written), then resume to the end
+    stopped = fit.fit(fit_args(data_dir, broken, "--epochs", "2", "--time-limit", "1e-9"))
+    assert stopped["stopped"].startswith("time limit") and stopped["steps"] == 1
+    resumed = fit.fit(fit_args(data_dir, broken, "--epochs", "2", "--resume"))
+    assert resumed["epoch"] == 2 and [h["epoch"] for h in resumed["history"]] == [1, 2]
+    a = torch.load(straight / "checkpoint.pt", weights_only=False)
+    b = torch.load(broken / "checkpoint.pt", weights_only=False)
+    assert a["state"]["steps"] == b["state"]["steps"]
+    for name, value in a["model"].items():
+        np.testing.assert_allclose(b["model"][name].numpy(), value.numpy(), atol=1e-6, err_msg=name)
+
+
+def test_resume_without_a_checkpoint_is_refused(data_dir, tmp_path):
+    with pytest.raises(SystemExit, match="no checkpoint"):
+        fit.fit(fit_args(data_dir, tmp_path / "none", "--resume"))

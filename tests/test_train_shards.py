@@ -1,0 +1,85 @@
+"""Shards: the on-disk position format, its loader, and the split by game."""
+
+import json
+
+import numpy as np
+import pytest
+
+from nnue.train.datagen import generate, parse_args
+from nnue.train.shards import (PositionBuilder, Positions, ShardError, block_name, block_of,
+                               load_shard, load_split, save_shard)
+
+
+def sample() -> Positions:
+    b = PositionBuilder()
+    b.add(np.array([1, 5, 9], np.int32), 2, 1.0, block_of("standard", 11), 7, 0)
+    b.add(np.array([63719], np.int32), 0, 0.5, block_of("squad", 19), 7, 1)
+    b.add(np.array([4, 6], np.int32), 3, 0.37, block_of("solo", 7), 8, 0)
+    return b.build()
+
+
+def test_round_trip(tmp_path):
+    pos = sample()
+    save_shard(tmp_path / "train-00000.npz", pos)
+    back = load_shard(tmp_path / "train-00000.npz")
+    for name in ("indices", "offsets", "moves", "targets", "blocks", "games", "turns"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(pos, name))
+    assert back.indices.dtype == np.int32 and back.moves.dtype == np.uint8
+    assert back.features(1).tolist() == [63719]
+    assert block_name(back.blocks[1]) == "squad 19x19"
+    assert back.targets[2] == pytest.approx(0.37)
+
+
+def test_select_and_concatenate():
+    pos = sample()
+    sub = pos.select(np.array([2, 0]))
+    assert [sub.features(i).tolist() for i in range(2)] == [[4, 6], [1, 5, 9]]
+    assert sub.moves.tolist() == [3, 2]
+    both = Positions.concatenate([pos, sub])
+    assert len(both) == 5 and both.features(4).tolist() == [1, 5, 9]
+
+
+def test_bad_shards_get_a_clear_error(tmp_path):
+    path = tmp_path / "train-00000.npz"
+    path.write_bytes(b"not a zip")
+    with pytest.raises(ShardError, match="train-00000.npz"):
+        load_shard(path)
+    pos = sample()
+    pos.offsets[-1] = 99
+    save_shard(path, pos)
+    with pytest.raises(ShardError, match="offsets"):
+        load_shard(path)
+    pos = sample()
+    pos.targets[0] = 1.5
+    save_shard(path, pos)
+    with pytest.raises(ShardError, match="target"):
+        load_shard(path)
+    with pytest.raises(ShardError, match="no such data directory"):
+        load_split(tmp_path / "missing", "train")
+
+
+def test_datagen_splits_by_game_and_is_reproducible(tmp_path):
+    a = generate(parse_args(["--out", str(tmp_path / "a"), "--games", "60", "--seed", "3",
+                             "--workers", "1", "--chunk", "25", "--holdout", "0.2", "--quiet"]))
+    splits = {s: load_split(tmp_path / "a", s) for s in ("train", "val", "test")}
+    games = {s: set(p.games.tolist()) for s, p in splits.items()}
+    assert games["train"] and games["val"] and games["test"]
+    assert not (games["train"] & games["val"]) and not (games["train"] & games["test"])
+    assert not (games["val"] & games["test"])
+    assert sum(len(p) for p in splits.values()) == a["positions"]
+    meta = json.loads((tmp_path / "a" / "meta.json").read_text())
+    assert sum(meta["counts"]["test"]["positions"]) == len(splits["test"])
+    assert sum(sum(meta["counts"][s]["games"]) for s in splits) == 60 - sum(meta["capped_games"])
+    # another chunking of the same games gives the same positions
+    generate(parse_args(["--out", str(tmp_path / "b"), "--games", "60", "--seed", "3",
+                         "--workers", "1", "--chunk", "60", "--holdout", "0.2", "--quiet"]))
+    other = load_split(tmp_path / "b", "train")
+    np.testing.assert_array_equal(other.indices, splits["train"].indices)
+    np.testing.assert_array_equal(other.targets, splits["train"].targets)
+    # a rerun skips the finished chunks and refuses mismatched arguments
+    again = generate(parse_args(["--out", str(tmp_path / "a"), "--games", "60", "--seed", "3",
+                                 "--workers", "1", "--chunk", "25", "--holdout", "0.2", "--quiet"]))
+    assert again["positions"] == a["positions"]
+    with pytest.raises(SystemExit):
+        generate(parse_args(["--out", str(tmp_path / "a"), "--games", "60", "--seed", "4",
+                             "--workers", "1", "--chunk", "25", "--holdout", "0.2", "--quiet"]))
