@@ -1,0 +1,135 @@
+"""Search speed: nodes per second and the depth reached in a fixed thinking time.
+
+    python -m bench.search [--ms 400] [--positions 3] [--network] [--profile]
+
+Positions: a few turns into seeded games on 11x11 standard, 1v1 and 4 snakes, every snake
+played by a quick search (so the positions are ones a game really reaches). For each
+position, algorithm (paranoid alpha-beta, decoupled UCT) and evaluator (board control;
+with ``--network`` also the NNUE, a random network of the real size as no trained one is
+needed for speed), one search of ``--ms`` milliseconds (wall clock: the machine may be
+shared, so the CPU time of the process is printed too, and nodes/s by CPU time). A node
+is one turn played by the rules engine (alpha-beta) or one simulation (MCTS). Figures are
+medians over the positions.
+
+Also: the overrun of the deadline (the search's own stop, what the margin must cover),
+and with ``--profile`` where one alpha-beta search spends its time.
+
+The last line reads ``search: N nodes/s, depth D on 11x11 1v1`` (alpha-beta, board
+control, wall clock).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import random
+import statistics
+import time
+
+from snake.board import MoveRequest
+from snake.rules import play_turn
+from snake.search.strategy import SearchStrategy
+from snake.setup import new_game
+
+
+def positions(n_snakes: int, count: int, turns: int = 15) -> list[MoveRequest]:
+    """``count`` positions ``turns`` turns into seeded 11x11 games (snake "A" to move)."""
+    out: list[MoveRequest] = []
+    seed = 1000
+    while len(out) < count:
+        seed += 1
+        rng = random.Random(seed)
+        ids = [chr(ord("A") + i) for i in range(n_snakes)]
+        state = new_game("standard", 11, 11, ids, rng=rng)
+        quick = SearchStrategy(max_nodes=60, think_ms=60_000)
+        for _ in range(turns):
+            moves = {s.id: quick.choose(MoveRequest(state, s), None).move
+                     for s in state.board.living_snakes}
+            state = play_turn(state, moves, rng)
+        you = state.board.snake("A")
+        if you is None or not you.alive or len(state.board.living_snakes) < 2:
+            continue
+        out.append(MoveRequest(state, you))
+    return out
+
+
+def measure(strategy: SearchStrategy, requests: list[MoveRequest], accumulator_for) -> dict:
+    rates, cpu_rates, depths, overruns, nodes = [], [], [], [], []
+    for request in requests:
+        c0 = time.process_time()
+        t0 = time.perf_counter()
+        result = strategy.search(request, accumulator_for(request), started=t0)
+        wall = time.perf_counter() - t0
+        cpu = max(time.process_time() - c0, 1e-9)
+        rates.append(result.nodes / wall)
+        cpu_rates.append(result.nodes / cpu)
+        depths.append(result.depth)
+        nodes.append(result.nodes)
+        overruns.append(wall * 1000 - strategy.think_ms)
+    return {
+        "nodes/s": statistics.median(rates), "cpu nodes/s": statistics.median(cpu_rates),
+        "depth": statistics.median(depths), "nodes": statistics.median(nodes),
+        "max overrun ms": max(overruns),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.search",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--ms", type=float, default=400.0, help="thinking time per search (400)")
+    parser.add_argument("--positions", type=int, default=3, help="positions per scenario (3)")
+    parser.add_argument("--network", action="store_true",
+                        help="also measure the NNUE evaluator (random 512x512 network)")
+    parser.add_argument("--profile", action="store_true",
+                        help="profile one alpha-beta search on 11x11 1v1")
+    args = parser.parse_args(argv)
+
+    network = None
+    if args.network:
+        from nnue.network import Network
+        network = Network.random(1, quantise=True)
+        network.signed_w1()   # built once, as when a weight file is loaded
+
+    def no_accumulator(request):
+        return None
+
+    def fresh_accumulator(request):
+        from nnue.accumulator import Accumulator
+        return Accumulator(network)
+
+    headline = None
+    for n_snakes, label in ((2, "1v1"), (4, "4 snakes")):
+        requests = positions(n_snakes, args.positions)
+        for algorithm in ("alphabeta", "mcts"):
+            evaluators = ["voronoi"] + (["nnue"] if network is not None else [])
+            for evaluator in evaluators:
+                strategy = SearchStrategy(network, algorithm=algorithm, evaluator=evaluator,
+                                          think_ms=args.ms)
+                acc = fresh_accumulator if evaluator == "nnue" else no_accumulator
+                m = measure(strategy, requests, acc)
+                print(f"11x11 {label:<8} {algorithm:<9} {evaluator:<7}: "
+                      f"{m['nodes/s']:7,.0f} nodes/s (CPU time {m['cpu nodes/s']:7,.0f}), "
+                      f"depth {m['depth']:g} in {args.ms:g} ms, {m['nodes']:,.0f} nodes, "
+                      f"deadline overrun at most {m['max overrun ms']:.2f} ms")
+                if (n_snakes, algorithm, evaluator) == (2, "alphabeta", "voronoi"):
+                    headline = m
+
+    if args.profile:
+        request = positions(2, 1)[0]
+        strategy = SearchStrategy(think_ms=args.ms)
+        profiler = cProfile.Profile()
+        profiler.enable()
+        strategy.search(request)
+        profiler.disable()
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(10)
+        print(out.getvalue())
+
+    assert headline is not None
+    print(f"search: {headline['nodes/s']:.0f} nodes/s, depth {headline['depth']:g} on 11x11 1v1")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""The search budget: a wall-clock deadline and an optional node limit.
+
+A move is due ``game.timeout`` ms after the request arrived, network time included. The
+search thinks until ``arrival + timeout - margin`` (:func:`think_time_ms`); the margin
+covers what happens outside the search: parsing and queueing before it starts, the last
+node that is being expanded when the deadline passes, writing the answer, and the network
+on the way back. :data:`DEFAULT_MARGIN_MS` is chosen for a shared 2-core machine (see
+docs/search.md: measured overruns and why 150 ms).
+
+:class:`Budget.tick` is called once per node. A node costs tens to a few hundred
+microseconds in pure Python, and ``time.perf_counter`` about 0.1 µs, so checking the clock
+at every node is cheap and keeps the overrun below one node's cost. When the deadline or
+the node limit is reached, :class:`SearchTimeout` unwinds the search; the caller keeps the
+result of the deepest completed iteration. A node limit (with no deadline) makes a search
+reproducible, which is what tests use.
+"""
+
+from __future__ import annotations
+
+import time
+
+#: Default safety margin (ms) subtracted from ``game.timeout``.
+DEFAULT_MARGIN_MS = 150.0
+#: Whatever the margin, think at least this fraction of the timeout (tiny timeouts).
+MIN_THINK_FRACTION = 0.25
+
+
+class SearchTimeout(Exception):
+    """The budget ran out in the middle of an iteration."""
+
+
+def think_time_ms(timeout_ms: float, margin_ms: float = DEFAULT_MARGIN_MS) -> float:
+    """Milliseconds the search may use for a move due ``timeout_ms`` after arrival:
+    ``timeout - margin``, but at least :data:`MIN_THINK_FRACTION` of the timeout."""
+    return max(float(timeout_ms) - float(margin_ms), MIN_THINK_FRACTION * float(timeout_ms))
+
+
+class Budget:
+    """A deadline (``time.perf_counter`` seconds, or ``None``) and a node limit (or ``None``).
+
+    ``nodes`` counts :meth:`tick` calls over the whole search (all iterations)."""
+
+    __slots__ = ("deadline", "max_nodes", "nodes", "clock")
+
+    def __init__(self, deadline: float | None = None, max_nodes: int | None = None,
+                 clock=time.perf_counter) -> None:
+        if max_nodes is not None and max_nodes < 1:
+            raise ValueError("max_nodes must be at least 1")
+        self.deadline = deadline
+        self.max_nodes = max_nodes
+        self.nodes = 0
+        self.clock = clock
+
+    @classmethod
+    def after(cls, ms: float | None, *, started: float | None = None,
+              max_nodes: int | None = None) -> Budget:
+        """A budget ending ``ms`` milliseconds after ``started`` (default: now)."""
+        if ms is None:
+            return cls(None, max_nodes)
+        start = time.perf_counter() if started is None else started
+        return cls(start + ms / 1000.0, max_nodes)
+
+    def tick(self) -> None:
+        """Count one node; raise :class:`SearchTimeout` if the budget is spent."""
+        self.nodes += 1
+        if self.max_nodes is not None and self.nodes > self.max_nodes:
+            raise SearchTimeout
+        if self.deadline is not None and self.clock() >= self.deadline:
+            raise SearchTimeout
+
+    def expired(self) -> bool:
+        """The budget is spent (checked without counting a node)."""
+        if self.max_nodes is not None and self.nodes >= self.max_nodes:
+            return True
+        return self.deadline is not None and self.clock() >= self.deadline
+
+    def remaining_ms(self) -> float | None:
+        if self.deadline is None:
+            return None
+        return (self.deadline - self.clock()) * 1000.0

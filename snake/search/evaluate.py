@@ -1,0 +1,338 @@
+"""Evaluators: the value of a position for a snake, in (-1, 1), at the leaves of a search.
+
+Two evaluators share one interface, so the same search can run with either:
+
+:class:`BoardControlEvaluator` (``"voronoi"``)
+    A simultaneous breadth-first search from every living head (a Voronoi partition of the
+    board in moves): a square belongs to the snake that reaches it first; when two reach
+    it on the same move the longer one gets it, and equal lengths leave it contested (no
+    one's). Body squares open up as the body moves away: segment ``k`` of a snake of
+    length ``L`` (head ``k = 0``) blocks the square for the first ``L - k - 1`` moves
+    (constrictor: for ever). A hazard square counts 1/4. The value of snake ``i`` is
+
+        0.50 * (own squares - most squares of another snake) / board area
+      + 0.25 * tanh((own length - longest other length) / 3)
+      - 0.40 * (1 - own squares / own length)        if it owns fewer squares than its length
+      - 0.50                                          if its health runs out before it can
+                                                      reach the nearest food it owns
+      - 0.10 * (distance to that food) / (width + height)   when health < 50
+
+    clamped into (-1, 1). One partition gives every snake's value at once.
+
+:class:`NnueEvaluator` (``"nnue"``)
+    The network's move scores seen from a snake (``nnue.features.active_features``): the
+    value is ``2 * max(score) - 1`` over the snake's candidate moves (scores are win
+    probabilities). Each search node holds, for every snake whose view is needed, its own
+    :class:`~nnue.accumulator.Accumulator`, made from the parent's by ``copy()`` and
+    ``update()`` with the node's features; nothing is ever undone by subtraction, so
+    returning to a parent is free and every node's sums equal a full refresh. Its scores
+    also give move priors (MCTS) and move ordering (alpha-beta).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Any, Protocol
+
+from ..board import MOVES, GameState
+from .state import candidate_moves, occupied_after_move
+
+_LIMIT = 0.999
+
+
+class Evaluator(Protocol):
+    """``root`` builds the per-node context of the root for the snakes in ``views``,
+    ``child`` derives a child's context from its parent's (the node stack), ``value`` /
+    ``values`` score a position for one / several living snakes, ``priors`` gives move
+    weights for a snake or ``None``."""
+
+    name: str
+
+    def root(self, state: GameState, views: tuple[str, ...], accumulator: Any | None) -> Any: ...
+
+    def child(self, context: Any, state: GameState) -> Any: ...
+
+    def value(self, context: Any, state: GameState, snake_id: str) -> float: ...
+
+    def values(self, context: Any, state: GameState, ids: tuple[str, ...]) -> dict[str, float]: ...
+
+    def priors(self, context: Any, state: GameState, snake_id: str,
+               moves: tuple[str, ...]) -> dict[str, float] | None: ...
+
+
+# ---------------------------------------------------------------------------------------
+# Board control
+
+
+@lru_cache(maxsize=64)
+def _neighbours(width: int, height: int, wraps: bool) -> tuple[tuple[int, ...], ...]:
+    table = []
+    for y in range(height):
+        for x in range(width):
+            out = []
+            for dx, dy in ((0, 1), (0, -1), (-1, 0), (1, 0)):
+                nx, ny = x + dx, y + dy
+                if wraps:
+                    nx %= width
+                    ny %= height
+                elif not (0 <= nx < width and 0 <= ny < height):
+                    continue
+                if (nx, ny) != (x, y):
+                    out.append(ny * width + nx)
+            table.append(tuple(out))
+    return tuple(table)
+
+
+_FOREVER = 1 << 30
+_HAZARD_WEIGHT = 0.25
+
+
+def board_control(state: GameState) -> dict[str, tuple[float, int | None]]:
+    """For each living snake: (squares it controls, moves to the nearest food it controls
+    or ``None``), by the partition described in the module docstring."""
+    board = state.board
+    width, height = board.width, board.height
+    neighbours = _neighbours(width, height, state.ruleset.wraps)
+    snakes = [s for s in board.snakes if not s.eliminated_cause]
+    n = width * height
+    free_at = [0] * n
+    forever = state.ruleset.constrictor
+    for s in snakes:
+        body = s.body
+        length = len(body)
+        for k, (x, y) in enumerate(body):
+            if 0 <= x < width and 0 <= y < height:
+                t = _FOREVER if forever else length - k
+                i = y * width + x
+                if t > free_at[i]:
+                    free_at[i] = t
+    weight = [1.0] * n
+    for x, y in board.hazards:
+        if 0 <= x < width and 0 <= y < height:
+            weight[y * width + x] = _HAZARD_WEIGHT
+    is_food = bytearray(n)
+    for x, y in board.food:
+        if 0 <= x < width and 0 <= y < height:
+            is_food[y * width + x] = 1
+
+    # Layer by layer; within a layer the longer snakes claim first, so a square reached on
+    # the same move by a shorter snake is simply taken, and one reached by an equally long
+    # snake becomes contested (owner -2, counted for nobody).
+    owner = [-1] * n          # -1 unclaimed, -2 contested, else snake index
+    dist = [-1] * n
+    lengths = [len(s.body) for s in snakes]
+    counts = [0.0] * len(snakes)
+    food_at: list[int | None] = [None] * len(snakes)
+    fronts: list[list[int]] = []
+    for i, s in enumerate(snakes):
+        x, y = s.head
+        if 0 <= x < width and 0 <= y < height:
+            c = y * width + x
+            owner[c] = i
+            dist[c] = 0
+            fronts.append([c])
+        else:
+            fronts.append([])
+    order = sorted(range(len(snakes)), key=lambda k: -lengths[k])
+    d = 0
+    while any(fronts):
+        d += 1
+        contested = False
+        for i in order:
+            li = lengths[i]
+            new_front = []
+            add = new_front.append
+            count = 0.0
+            for c in fronts[i]:
+                for m in neighbours[c]:
+                    dm = dist[m]
+                    if dm < 0:
+                        if free_at[m] <= d:
+                            dist[m] = d
+                            owner[m] = i
+                            add(m)
+                            count += weight[m]
+                            if is_food[m] and food_at[i] is None:
+                                food_at[i] = d
+                    elif dm == d:
+                        o = owner[m]
+                        if o >= 0 and o != i and lengths[o] == li:
+                            owner[m] = -2
+                            counts[o] -= weight[m]
+                            contested = True
+            counts[i] += count
+            fronts[i] = new_front
+        if contested:   # nobody expands from a contested square
+            fronts = [[c for c in front if owner[c] >= 0] for front in fronts]
+    return {s.id: (counts[i], food_at[i]) for i, s in enumerate(snakes)}
+
+
+def control_values(state: GameState, ids: tuple[str, ...]) -> dict[str, float]:
+    """The board-control value of each living snake in ``ids`` (module docstring)."""
+    control = board_control(state)
+    board = state.board
+    area = board.width * board.height
+    lengths = {s.id: len(s.body) for s in board.snakes if not s.eliminated_cause}
+    health = {s.id: s.health for s in board.snakes if not s.eliminated_cause}
+    out: dict[str, float] = {}
+    for sid in ids:
+        if sid not in control:
+            out[sid] = -_LIMIT
+            continue
+        squares, food = control[sid]
+        others = [c[0] for k, c in control.items() if k != sid]
+        other_len = [v for k, v in lengths.items() if k != sid]
+        length = lengths[sid]
+        v = 0.5 * (squares - (max(others) if others else 0.0)) / area
+        if other_len:
+            v += 0.25 * math.tanh((length - max(other_len)) / 3.0)
+        if squares < length:
+            v -= 0.4 * (1.0 - squares / length)
+        hp = health[sid]
+        if food is None:
+            if hp <= squares // 2 or hp < 15:
+                v -= 0.5 * (1.0 - hp / 100.0)
+        else:
+            if hp < food:
+                v -= 0.5
+            elif hp < 50:
+                v -= 0.1 * food / (board.width + board.height)
+        out[sid] = max(-_LIMIT, min(_LIMIT, v))
+    return out
+
+
+class BoardControlEvaluator:
+    """Board control (Voronoi) evaluation; needs no per-node state."""
+
+    name = "voronoi"
+
+    def root(self, state: GameState, views: tuple[str, ...], accumulator: Any | None) -> None:
+        return None
+
+    def child(self, context: None, state: GameState) -> None:
+        return None
+
+    def value(self, context: None, state: GameState, snake_id: str) -> float:
+        return control_values(state, (snake_id,))[snake_id]
+
+    def values(self, context: None, state: GameState, ids: tuple[str, ...]) -> dict[str, float]:
+        return control_values(state, ids)
+
+    def priors(self, context: None, state: GameState, snake_id: str,
+               moves: tuple[str, ...]) -> dict[str, float] | None:
+        return None
+
+
+# ---------------------------------------------------------------------------------------
+# NNUE
+
+
+class NodeNets:
+    """One node's accumulators, by snake id (``None`` for a snake without features), and
+    their scores once computed."""
+
+    __slots__ = ("accumulators", "scores")
+
+    def __init__(self, accumulators: dict[str, Any]) -> None:
+        self.accumulators = accumulators
+        self.scores: dict[str, Any] = {}
+
+
+class NnueEvaluator:
+    """NNUE evaluation with one accumulator per node and view (module docstring)."""
+
+    name = "nnue"
+
+    def __init__(self, network: Any) -> None:
+        from nnue.accumulator import Accumulator
+        from nnue.features import active_features
+        self.network = network
+        self._accumulator = Accumulator
+        self._features = active_features
+        #: accumulators made along search paths (copies of a parent, updated)
+        self.updates = 0
+
+    def covers(self, state: GameState, snake_id: str) -> bool:
+        """The network has a feature block for this ruleset and board size."""
+        you = state.board.snake(snake_id)
+        return you is not None and self._features(state, you) is not None
+
+    def root(self, state: GameState, views: tuple[str, ...], accumulator: Any | None) -> NodeNets:
+        """The root's accumulators: the session's (brought up to date with this state)
+        for the first view when given, fresh ones for the others."""
+        accs: dict[str, Any] = {}
+        for k, sid in enumerate(views):
+            snake = state.board.snake(sid)
+            active = self._features(state, snake) if snake is not None else None
+            if active is None:
+                accs[sid] = None
+                continue
+            if k == 0 and accumulator is not None:
+                accumulator.update(active)
+                accs[sid] = accumulator.copy()
+            else:
+                acc = self._accumulator(self.network)
+                acc.refresh(active)
+                accs[sid] = acc
+        return NodeNets(accs)
+
+    def child(self, context: NodeNets, state: GameState) -> NodeNets:
+        accs: dict[str, Any] = {}
+        for sid, parent in context.accumulators.items():
+            snake = state.board.snake(sid)
+            if parent is None or snake is None or snake.eliminated_cause:
+                accs[sid] = None
+                continue
+            active = self._features(state, snake)
+            if active is None:
+                accs[sid] = None
+                continue
+            acc = parent.copy()
+            acc.update(active)
+            self.updates += 1
+            accs[sid] = acc
+        return NodeNets(accs)
+
+    def move_scores(self, context: NodeNets, snake_id: str):
+        """The four scores (up, down, left, right) of ``snake_id`` at this node, or None."""
+        scores = context.scores.get(snake_id)
+        if scores is None:
+            acc = context.accumulators.get(snake_id)
+            if acc is None:
+                return None
+            scores = acc.scores()
+            context.scores[snake_id] = scores
+        return scores
+
+    def value(self, context: NodeNets, state: GameState, snake_id: str) -> float:
+        scores = self.move_scores(context, snake_id)
+        if scores is None:
+            return control_values(state, (snake_id,))[snake_id]
+        snake = state.board.snake(snake_id)
+        moves = candidate_moves(state, snake, occupied_after_move(state))
+        best = max(float(scores[MOVES.index(m)]) for m in moves)
+        return max(-_LIMIT, min(_LIMIT, 2.0 * best - 1.0))
+
+    def values(self, context: NodeNets, state: GameState, ids: tuple[str, ...]) -> dict[str, float]:
+        return {sid: self.value(context, state, sid) for sid in ids}
+
+    def priors(self, context: NodeNets, state: GameState, snake_id: str,
+               moves: tuple[str, ...]) -> dict[str, float] | None:
+        scores = self.move_scores(context, snake_id)
+        if scores is None:
+            return None
+        raw = {m: float(scores[MOVES.index(m)]) + 1e-3 for m in moves}
+        total = sum(raw.values())
+        return {m: v / total for m, v in raw.items()}
+
+
+def make_evaluator(name: str, network: Any | None = None) -> Any:
+    """``"voronoi"`` or ``"nnue"`` (which needs ``network``)."""
+    if name == "voronoi":
+        return BoardControlEvaluator()
+    if name == "nnue":
+        if network is None:
+            raise ValueError("the nnue evaluator needs a network")
+        return NnueEvaluator(network)
+    raise ValueError(f"unknown evaluator {name!r}; choose voronoi or nnue")

@@ -1,0 +1,29 @@
+"""What a search returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class SearchResult:
+    """The answer of a search and how it was found.
+
+    ``move`` is ``None`` when no iteration completed (the caller falls back to the seed
+    move). ``depth`` is the deepest completed iteration (alpha-beta, in turns) or the
+    deepest tree node (MCTS). ``pv`` is the principal variation: one dict of moves (snake id
+    -> move) per turn. ``scores``: the root moves' values from the last completed
+    iteration (alpha-beta: exact for the best move, upper bounds for the others; MCTS: mean
+    values). ``nodes``: nodes visited over all iterations."""
+
+    move: str | None
+    score: float = 0.0
+    depth: int = 0
+    nodes: int = 0
+    pv: list[dict[str, str]] = field(default_factory=list)
+    scores: dict[str, float] = field(default_factory=dict)
+    algorithm: str = ""
+    evaluator: str = ""
+    elapsed_ms: float = 0.0
+    stopped: str = ""          # "deadline", "nodes", "proven", "max depth", "single move"
+    details: dict = field(default_factory=dict)

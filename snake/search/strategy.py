@@ -1,0 +1,153 @@
+"""The ``search`` strategy: look ahead within the time budget.
+
+``choose`` takes the clock when it is called, works out the seed move first (SPEC §2:
+the answer if the search completes nothing, and the filter's verdict for ``snake.explain``),
+then runs the configured search (:mod:`.alphabeta` or :mod:`.mcts`) with the configured
+evaluator (:mod:`.evaluate`) until ``timeout - margin`` ms after that moment
+(:mod:`.clock`), and answers the best move of the deepest completed iteration.
+
+The session's accumulator (when there is one) is brought up to date with this turn's
+features by the seed step, as the seed strategy does, and the NNUE evaluator copies it for
+the root of its node stack, so the session's sums are never disturbed by the search.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from typing import Any
+
+from ..board import MoveRequest
+from ..strategy import Decision, SeedStrategy
+from .alphabeta import MAX_DEPTH, AlphaBeta
+from .clock import DEFAULT_MARGIN_MS, Budget, think_time_ms
+from .evaluate import BoardControlEvaluator, NnueEvaluator
+from .mcts import DecoupledUct
+from .result import SearchResult
+from .state import plan_snakes
+
+ALGORITHMS = ("alphabeta", "mcts")
+EVALUATORS = ("voronoi", "nnue", "auto")
+#: how many opponents each algorithm branches on (MCTS grows linearly with them)
+DEFAULT_MAX_OPPONENTS = {"alphabeta": 2, "mcts": 7}
+DEFAULT_REACH = 6
+
+
+class SearchStrategy:
+    """Search within the time budget. Options:
+
+    ``algorithm``: ``alphabeta`` (paranoid alpha-beta, iterative deepening) or ``mcts``
+    (decoupled UCT). ``evaluator``: ``voronoi`` (board control), ``nnue`` (needs
+    ``network``; positions it has no features for are searched with board control), or
+    ``auto`` (``nnue`` when a network is given). ``margin_ms``: subtracted from
+    ``game.timeout``; ``think_ms`` overrides the thinking time altogether (``None``: from the
+    timeout). ``max_nodes``: a node limit (reproducible searches). ``max_opponents`` /
+    ``reach``: which opponents are searched (:func:`snake.search.state.plan_snakes`)."""
+
+    def __init__(self, network: Any | None = None, *, name: str = "search",
+                 algorithm: str = "alphabeta", evaluator: str = "voronoi",
+                 margin_ms: float = DEFAULT_MARGIN_MS, think_ms: float | None = None,
+                 max_nodes: int | None = None, max_depth: int = MAX_DEPTH,
+                 max_opponents: int | None = None, reach: int = DEFAULT_REACH) -> None:
+        if algorithm not in ALGORITHMS:
+            raise ValueError(f"unknown search algorithm {algorithm!r}; choose one of {ALGORITHMS}")
+        if evaluator not in EVALUATORS:
+            raise ValueError(f"unknown evaluator {evaluator!r}; choose one of {EVALUATORS}")
+        if evaluator == "nnue" and network is None:
+            raise ValueError("the nnue evaluator needs a network (weights/nnue.npz)")
+        if margin_ms < 0:
+            raise ValueError("margin_ms must be >= 0")
+        self.name = name
+        self.network = network
+        self.algorithm = algorithm
+        self.evaluator_name = evaluator
+        self.margin_ms = float(margin_ms)
+        self.think_ms = think_ms
+        self.max_nodes = max_nodes
+        self.max_depth = max_depth
+        self.max_opponents = (DEFAULT_MAX_OPPONENTS[algorithm] if max_opponents is None
+                              else max_opponents)
+        self.reach = reach
+        self._seed = SeedStrategy()
+        self._voronoi = BoardControlEvaluator()
+
+    def _evaluator(self, request: MoveRequest) -> tuple[Any, str]:
+        """The evaluator for this position, and a note when NNUE could not be used."""
+        wanted = self.evaluator_name
+        if wanted == "auto":
+            wanted = "nnue" if self.network is not None else "voronoi"
+        if wanted == "voronoi":
+            return self._voronoi, ""
+        evaluator = NnueEvaluator(self.network)
+        if not evaluator.covers(request.state, request.you.id):
+            return self._voronoi, "no NNUE features for this ruleset or board size"
+        return evaluator, ""
+
+    def budget(self, request: MoveRequest, started: float | None = None) -> Budget:
+        """The budget of one decision: thinking time from ``game.timeout`` and the margin
+        (or ``think_ms``), and the node limit."""
+        ms = self.think_ms
+        if ms is None:
+            ms = think_time_ms(request.state.game.timeout, self.margin_ms)
+        return Budget.after(ms, started=started, max_nodes=self.max_nodes)
+
+    def search(self, request: MoveRequest, accumulator: Any | None = None, *,
+               started: float | None = None) -> SearchResult:
+        """Run the search alone (no seed fallback); ``started`` is when the request
+        arrived (``time.perf_counter``), default now."""
+        budget = self.budget(request, started)
+        evaluator, note = self._evaluator(request)
+        state, you = request.state, request.you
+        plan = plan_snakes(state, you.id, max_opponents=self.max_opponents, reach=self.reach)
+        views = (you.id,) if self.algorithm == "alphabeta" else (you.id,) + plan.opponents
+        context = evaluator.root(state, views, accumulator)
+        if self.algorithm == "alphabeta":
+            searcher = AlphaBeta(evaluator, plan, budget, self.max_depth)
+        else:
+            searcher = DecoupledUct(evaluator, plan, budget)
+        # The search makes many short-lived, acyclic objects (states, tree nodes) that
+        # reference counting frees; the cyclic collector only adds pauses of several ms
+        # when an MCTS tree is large (measured: docs/search.md), so it is off meanwhile.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            result = searcher.search(state, context)
+        finally:
+            if collecting:
+                gc.enable()
+        if note:
+            result.details["nnue"] = note
+        return result
+
+    def choose(self, request: MoveRequest, accumulator: Any | None) -> Decision:
+        # The deadline counts from the request's arrival when the server recorded it.
+        started = request.received if request.received is not None else time.perf_counter()
+        seed = self._seed.choose(request, accumulator)
+        verdict = seed.details.get("filter")
+        if verdict is None or not verdict.allowed or not request.you.alive:
+            seed.details["method"] = f"seed ({seed.details.get('method', '')}): nothing to search"
+            return seed
+        result = self.search(request, accumulator, started=started)
+        info = {
+            "algorithm": result.algorithm, "evaluator": result.evaluator,
+            "depth": result.depth, "nodes": result.nodes, "score": result.score,
+            "pv": result.pv, "scores": result.scores, "stopped": result.stopped,
+            "elapsed_ms": round((time.perf_counter() - started) * 1000.0, 2),
+            **result.details,
+        }
+        details: dict[str, Any] = {"filter": verdict, "search": info}
+        if result.move is None:
+            details["method"] = f"seed ({seed.details.get('method', '')}): search completed nothing"
+            details["scores"] = seed.details.get("scores")
+            return Decision(seed.move, details=details)
+        details["method"] = f"search ({result.algorithm}, {result.evaluator})"
+        return Decision(result.move, details=details)
+
+
+#: The search strategies offered by name, and their options.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "search": {"algorithm": "alphabeta", "evaluator": "voronoi"},
+    "search-mcts": {"algorithm": "mcts", "evaluator": "voronoi"},
+    "search-nnue": {"algorithm": "alphabeta", "evaluator": "auto"},
+    "search-mcts-nnue": {"algorithm": "mcts", "evaluator": "auto"},
+}

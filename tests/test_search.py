@@ -1,0 +1,365 @@
+"""The search strategy (snake.search): tactics on drawn boards, budgets, determinism and the
+NNUE accumulator stack. Searches run with node limits, not wall-clock time, except the one
+generous deadline check."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import numpy as np
+import pytest
+
+from snake.board import MOVES, MoveRequest, Settings
+from snake.diagram import from_ascii
+from snake.rules import play_turn
+from snake.search import SEARCH_STRATEGIES, make_search_strategy, register
+from snake.search.clock import Budget, SearchTimeout, think_time_ms
+from snake.search.evaluate import NnueEvaluator, board_control
+from snake.search.state import PROVEN, plan_snakes
+from snake.search.strategy import SearchStrategy
+from snake.setup import new_game
+
+ALGORITHMS = ("alphabeta", "mcts")
+
+
+def search(request, algorithm="alphabeta", nodes=4000, **options):
+    strategy = SearchStrategy(algorithm=algorithm, max_nodes=nodes, think_ms=60_000, **options)
+    return strategy.search(request)
+
+
+# --- tactics ---------------------------------------------------------------------------
+
+# Hazards deal 100 damage: the ~ squares are walls. Left of A is a corridor two squares
+# long that ends in a hazard: entering it is death on the third turn.
+CORRIDOR = """
+. . . . . B b
+~ ~ ~ . . . .
+. . . A a a .
+~ ~ ~ . . . .
+. . . . . . .
+"""
+
+
+def corridor():
+    return from_ascii(CORRIDOR, hazards=[(0, 2)],
+                      settings=Settings(hazard_damage_per_turn=100))
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_avoids_a_dead_end_corridor(algorithm):
+    result = search(corridor(), algorithm)
+    assert result.move in ("up", "down")
+
+
+def test_alphabeta_proves_the_corridor_is_lost():
+    result = search(corridor(), nodes=3000)
+    assert result.depth >= 3
+    assert result.scores["left"] <= -PROVEN
+    assert result.score > -PROVEN
+
+
+# A (length 3) must not step onto the food next to the head of the longer B: B can meet it
+# there and A loses the head-to-head.
+HEAD_TO_HEAD = """
+. . . b b . .
+. . . b . . .
+. . . B . . .
+. . . * . . .
+. . . A . . .
+. . . a . . .
+. . . a . . .
+"""
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_avoids_a_losing_head_to_head(algorithm):
+    request = from_ascii(HEAD_TO_HEAD, health={"A": 30})
+    result = search(request, algorithm)
+    assert result.move in ("left", "right")
+
+
+def test_alphabeta_sees_the_head_to_head_as_lost():
+    result = search(from_ascii(HEAD_TO_HEAD, health={"A": 30}))
+    assert result.scores["up"] <= -PROVEN
+
+
+# B is cornered: its only move is down, next to A's head. A is longer and wins by meeting it.
+CORNERED = """
+B b b . . . .
+. . . . . . .
+A a a a a . .
+. . . . . . .
+. . . . . . .
+. . . . . . .
+. . . . . . .
+"""
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_takes_a_winning_head_to_head(algorithm):
+    result = search(from_ascii(CORNERED), algorithm)
+    assert result.move == "up"
+
+
+def test_alphabeta_proves_the_head_to_head_win():
+    result = search(from_ascii(CORNERED))
+    assert result.score >= PROVEN
+    assert result.stopped == "proven"
+    assert result.pv[0] == {"A": "up", "B": "down"}
+
+
+# Both snakes are starving (health 3) and there is one food. A is two moves from it, B
+# three: going straight there wins (B starves); dawdling lets B meet A on the food.
+FOOD_RACE = """
+. . . . . . .
+* . . B b b .
+. A a a . . .
+. . . . . . .
+. . . . . . .
+"""
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_wins_a_food_race(algorithm):
+    request = from_ascii(FOOD_RACE, health={"A": 3, "B": 3})
+    result = search(request, algorithm, nodes=6000)
+    assert result.move in ("left", "up")
+
+
+def test_alphabeta_proves_the_food_race():
+    result = search(from_ascii(FOOD_RACE, health={"A": 3, "B": 3}), nodes=6000)
+    assert result.score >= PROVEN
+    assert result.scores["down"] < PROVEN
+
+
+# --- the strategy --------------------------------------------------------------------
+
+
+def game_position(n_snakes=4, side=11, turns=12, seed=5):
+    """A position a few turns into a game where everyone moved sensibly."""
+    rng = random.Random(seed)
+    ids = [chr(ord("A") + i) for i in range(n_snakes)]
+    state = new_game("standard", side, side, ids, rng=rng)
+    players = {sid: make_search_strategy("search") for sid in ids}
+    for _ in range(turns):
+        moves = {}
+        for s in state.board.living_snakes:
+            strategy = players[s.id]
+            strategy.max_nodes, strategy.think_ms = 40, 60_000
+            moves[s.id] = strategy.choose(MoveRequest(state, s), None).move
+        state = play_turn(state, moves, rng)
+    return MoveRequest(state, state.board.snake("A"))
+
+
+def test_deadline_holds_under_a_tiny_budget():
+    request = game_position()
+    request.state.game.timeout = 20          # thinks max(20 - 150, 25% of 20) = 5 ms
+    assert think_time_ms(20) == 5
+    for algorithm in ALGORITHMS:
+        strategy = SearchStrategy(algorithm=algorithm)
+        began = time.perf_counter()
+        decision = strategy.choose(request, None)
+        elapsed = (time.perf_counter() - began) * 1000
+        assert decision.move in MOVES
+        assert elapsed < 5 + 100, elapsed    # generous: the machine is shared
+
+
+def test_falls_back_to_the_seed_move_when_nothing_completes():
+    request = from_ascii(CORRIDOR, hazards=[(0, 2)], settings=Settings(hazard_damage_per_turn=100))
+    strategy = SearchStrategy(max_nodes=1, think_ms=60_000)
+    decision = strategy.choose(request, None)
+    assert decision.details["method"].startswith("seed")
+    from snake.strategy import SeedStrategy
+    assert decision.move == SeedStrategy().choose(request, None).move
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("n_snakes", (2, 4))
+def test_same_position_and_node_limit_give_the_same_answer(algorithm, n_snakes):
+    request = game_position(n_snakes)
+    first = search(request, algorithm, nodes=300)
+    second = search(request, algorithm, nodes=300)
+    assert (first.move, first.score, first.depth, first.pv, first.scores) == \
+        (second.move, second.score, second.depth, second.pv, second.scores)
+
+
+def test_decision_details_show_the_search():
+    decision = SearchStrategy(max_nodes=500, think_ms=60_000).choose(from_ascii(CORNERED), None)
+    info = decision.details["search"]
+    assert decision.details["method"] == "search (alphabeta, voronoi)"
+    assert info["depth"] >= 1 and info["nodes"] >= 1 and info["pv"]
+
+
+def test_many_snakes_search_the_near_ones_and_play_the_rest_cheaply():
+    request = game_position(8, side=19, turns=3)
+    plan = plan_snakes(request.state, "A", max_opponents=2, reach=6)
+    assert 1 <= len(plan.opponents) <= 2
+    assert set(plan.opponents) | set(plan.cheap) == \
+        {s.id for s in request.state.board.living_snakes} - {"A"}
+    for algorithm in ALGORITHMS:
+        result = search(request, algorithm, nodes=200)
+        assert result.move in MOVES
+
+
+def test_board_control_splits_a_symmetric_board_evenly():
+    request = from_ascii("""
+    . . . . .
+    . A . B .
+    . a . b .
+    . . . . .
+    """)
+    control = board_control(request.state)
+    assert control["A"][0] == control["B"][0]
+
+
+def test_unknown_options_are_refused():
+    with pytest.raises(ValueError, match="algorithm"):
+        SearchStrategy(algorithm="minimax")
+    with pytest.raises(ValueError, match="evaluator"):
+        SearchStrategy(evaluator="magic")
+    with pytest.raises(ValueError, match="network"):
+        SearchStrategy(evaluator="nnue")
+    with pytest.raises(ValueError, match="unknown search strategy"):
+        make_search_strategy("search-deluxe")
+
+
+def test_bad_margin_in_the_environment_is_refused(monkeypatch):
+    monkeypatch.setenv("NUPPEPPOU_SEARCH_MARGIN_MS", "soon")
+    with pytest.raises(ValueError, match="NUPPEPPOU_SEARCH_MARGIN_MS"):
+        make_search_strategy("search")
+
+
+def test_budget_counts_nodes_and_stops():
+    budget = Budget(None, max_nodes=3)
+    for _ in range(3):
+        budget.tick()
+    with pytest.raises(SearchTimeout):
+        budget.tick()
+    with pytest.raises(ValueError):
+        Budget(None, max_nodes=0)
+
+
+def test_registers_with_the_strategy_registry():
+    import snake.strategy as registry
+    register(registry.register_strategy)
+    for name in SEARCH_STRATEGIES:
+        assert name in registry.STRATEGIES
+    assert registry.get_strategy("search").name == "search"
+
+
+# --- NNUE along the search path -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def network():
+    from nnue.network import Network
+    return Network.random(7, hidden=(32, 32), quantise=True)
+
+
+class CheckingEvaluator(NnueEvaluator):
+    """Checks every accumulator made along the search against a full refresh."""
+
+    checked = 0
+
+    def child(self, context, state):
+        from nnue.features import active_features
+        made = super().child(context, state)
+        for sid, acc in made.accumulators.items():
+            if acc is not None:
+                fresh = self.network.accumulate(active_features(state, state.board.snake(sid)))
+                assert np.array_equal(acc.acc, fresh)
+                CheckingEvaluator.checked += 1
+        return made
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_nnue_accumulators_along_the_path_equal_full_refreshes(network, algorithm, monkeypatch):
+    import snake.search.strategy as module
+    monkeypatch.setattr(module, "NnueEvaluator", CheckingEvaluator)
+    CheckingEvaluator.checked = 0
+    request = game_position(4)
+    session = __import__("nnue.accumulator", fromlist=["x"]).Accumulator(network)
+    result = SearchStrategy(network, algorithm=algorithm, evaluator="nnue", max_nodes=150,
+                            think_ms=60_000).search(request, session)
+    assert result.evaluator == "nnue" and result.move in MOVES
+    assert CheckingEvaluator.checked >= 100
+    # the session's accumulator holds the root position, untouched by the search
+    from nnue.features import active_features
+    assert np.array_equal(session.acc, network.accumulate(active_features(request.state, request.you)))
+
+
+def test_nnue_search_is_deterministic_and_falls_back_off_its_boards(network):
+    request = game_position(2)
+    strategy = SearchStrategy(network, evaluator="nnue", max_nodes=200, think_ms=60_000)
+    a, b = strategy.search(request), strategy.search(request)
+    assert (a.move, a.score, a.pv) == (b.move, b.score, b.pv)
+    odd = from_ascii(CORNERED)                     # 7x7 is covered ...
+    assert strategy.search(odd).evaluator == "nnue"
+    wide = from_ascii("""
+    . . . . . . . .
+    A a . . . . B b
+    . . . . . . . .
+    """)                                           # ... 8x3 is not: board control
+    result = strategy.search(wide)
+    assert result.evaluator == "voronoi" and "nnue" in result.details
+
+
+@pytest.mark.parametrize("ruleset,n_snakes,side", [
+    ("solo", 1, 7), ("wrapped", 2, 11), ("royale", 4, 11), ("constrictor", 2, 7),
+    ("squad", 4, 11), ("wrapped_constrictor", 2, 11), ("standard", 8, 19),
+])
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_every_ruleset_gets_a_searched_legal_move(ruleset, n_snakes, side, algorithm):
+    rng = random.Random(3)
+    ids = [chr(ord("A") + i) for i in range(n_snakes)]
+    squads = ["x", "x", "y", "y"] if ruleset == "squad" else None
+    state = new_game(ruleset, side, side, ids, rng=rng, squads=squads)
+    state = play_turn(state, {}, rng)
+    request = MoveRequest(state, state.board.snake("A"))
+    decision = SearchStrategy(algorithm=algorithm, max_nodes=60, think_ms=60_000).choose(request, None)
+    assert decision.move in MOVES
+    assert decision.details["method"].startswith("search")
+    assert decision.details["search"]["nodes"] >= 1
+
+
+def test_a_snake_not_on_the_board_gets_the_seed_answer():
+    request = from_ascii(CORNERED)
+    request.you = request.you.copy()
+    request.you.id = "ghost"
+    request.you.eliminated_cause = "not-on-board"
+    decision = SearchStrategy(max_nodes=50, think_ms=60_000).choose(request, None)
+    assert decision.move == "up"
+    assert "nothing to search" in decision.details["method"]
+
+
+def test_a_single_candidate_move_is_answered_without_deepening():
+    # A's only move that is not certain death is right (B just ate: its tail stays).
+    request = from_ascii("""
+    b b B . .
+    A . . . .
+    a a . . .
+    """, stacked={"B": 1})
+    result = search(request, nodes=5000)
+    assert result.move == "right"
+    assert result.stopped in ("single move", "proven")
+    assert result.nodes < 50
+
+
+def test_deadlines_hold_for_searches_sharing_the_cpu():
+    import threading
+    request = game_position()
+    elapsed: list[float] = []
+
+    def run(algorithm):
+        began = time.perf_counter()
+        SearchStrategy(algorithm=algorithm, think_ms=20).choose(request, None)
+        elapsed.append((time.perf_counter() - began) * 1000)
+
+    threads = [threading.Thread(target=run, args=(a,)) for a in ALGORITHMS * 2]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(elapsed) == 4
+    assert max(elapsed) < 20 + 150, elapsed   # generous: four threads, one GIL, shared machine
