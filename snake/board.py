@@ -21,6 +21,7 @@ Conventions (those of the official API):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 Point = tuple[int, int]
@@ -246,6 +247,29 @@ class MoveRequest:
     #: When the request arrived (``time.perf_counter``), set by the server: the move is due
     #: ``game.timeout`` ms after it. ``None`` for requests built elsewhere.
     received: float | None = None
+
+
+@lru_cache(maxsize=64)
+def neighbour_table(width: int, height: int, wraps: bool) -> tuple[tuple[int, ...], ...]:
+    """For each square index ``y * width + x``, the indices of its neighbours in
+    :data:`MOVES` order: those on the board, or all four across the edges when ``wraps``
+    (a square is never its own neighbour, as on a 1-wide wrapped board). For the
+    grid searches of flood fill and board control."""
+    table = []
+    for y in range(height):
+        for x in range(width):
+            out = []
+            for dx, dy in DELTAS.values():
+                nx, ny = x + dx, y + dy
+                if wraps:
+                    nx %= width
+                    ny %= height
+                elif not (0 <= nx < width and 0 <= ny < height):
+                    continue
+                if (nx, ny) != (x, y):
+                    out.append(ny * width + nx)
+            table.append(tuple(out))
+    return tuple(table)
 
 
 class RequestError(ValueError):

@@ -18,35 +18,13 @@ tables, and each connected region is filled once even when several moves enter i
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Iterable
 
-from .board import MOVES, GameState, Snake
+from .board import MOVES, GameState, Snake, neighbour_table
 from .moves import occupied_after_move
 
 HAZARD_VALUE = 1.0 / 16.0
 _FREE, _HAZARD, _FOOD = 1, 2, 3
-
-
-@lru_cache(maxsize=64)
-def _neighbours(width: int, height: int, wraps: bool) -> tuple[tuple[int, ...], ...]:
-    """For each square index, the indices of its on-board (or wrapped) neighbours."""
-    table = []
-    for y in range(height):
-        for x in range(width):
-            out = []
-            for dx, dy in ((0, 1), (0, -1), (-1, 0), (1, 0)):
-                nx, ny = x + dx, y + dy
-                if wraps:
-                    nx %= width
-                    ny %= height
-                elif not (0 <= nx < width and 0 <= ny < height):
-                    continue
-                i = ny * width + nx
-                if i != y * width + x:
-                    out.append(i)
-            table.append(tuple(out))
-    return tuple(table)
 
 
 def free_grid(state: GameState, you: Snake) -> bytearray:
@@ -72,7 +50,7 @@ def flood_fill_scores(state: GameState, you: Snake, moves: Iterable[str] = MOVES
     board = state.board
     width = board.width
     grid = free_grid(state, you)
-    neighbours = _neighbours(width, board.height, state.ruleset.wraps)
+    neighbours = neighbour_table(width, board.height, state.ruleset.wraps)
     values = (0.0, 1.0, HAZARD_VALUE, float(max(0, 100 - you.health)))
     region_of: dict[int, int] = {}  # square index -> region number
     region_sums: list[float] = []

@@ -32,10 +32,9 @@ Two evaluators share one interface, so the same search can run with either:
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from typing import Any, Protocol
 
-from ..board import MOVES, GameState
+from ..board import MOVES, GameState, neighbour_table
 from .state import candidate_moves, occupied_after_move
 
 _LIMIT = 0.999
@@ -64,26 +63,6 @@ class Evaluator(Protocol):
 # ---------------------------------------------------------------------------------------
 # Board control
 
-
-@lru_cache(maxsize=64)
-def _neighbours(width: int, height: int, wraps: bool) -> tuple[tuple[int, ...], ...]:
-    table = []
-    for y in range(height):
-        for x in range(width):
-            out = []
-            for dx, dy in ((0, 1), (0, -1), (-1, 0), (1, 0)):
-                nx, ny = x + dx, y + dy
-                if wraps:
-                    nx %= width
-                    ny %= height
-                elif not (0 <= nx < width and 0 <= ny < height):
-                    continue
-                if (nx, ny) != (x, y):
-                    out.append(ny * width + nx)
-            table.append(tuple(out))
-    return tuple(table)
-
-
 _FOREVER = 1 << 30
 _HAZARD_WEIGHT = 0.25
 
@@ -93,7 +72,7 @@ def board_control(state: GameState) -> dict[str, tuple[float, int | None]]:
     or ``None``), by the partition described in the module docstring."""
     board = state.board
     width, height = board.width, board.height
-    neighbours = _neighbours(width, height, state.ruleset.wraps)
+    neighbours = neighbour_table(width, height, state.ruleset.wraps)
     snakes = [s for s in board.snakes if not s.eliminated_cause]
     n = width * height
     free_at = [0] * n
