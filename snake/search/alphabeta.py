@@ -45,6 +45,13 @@ INF = float("inf")
 MAX_DEPTH = 64
 
 
+def _to_front(items: list, item: Any) -> None:
+    """Move ``item`` to the front of ``items`` if it is there (move ordering)."""
+    if item is not None and item in items:
+        items.remove(item)
+        items.insert(0, item)
+
+
 class AlphaBeta:
     """One search (one move decision). ``search`` runs the iterative deepening."""
 
@@ -140,14 +147,10 @@ class AlphaBeta:
                 for m in moves:
                     key[m] += priors[m]
         moves.sort(key=lambda m: -key[m])
-        killer = self.killers.get((ply, "me"))
-        if killer in moves:
-            moves.remove(killer)
-            moves.insert(0, killer)
-        if ply < len(self.pv) and self.pv[ply][0] in moves:
-            pv_move = self.pv[ply][0]
-            moves.remove(pv_move)
-            moves.insert(0, pv_move)
+        # The principal variation first, then the killer.
+        _to_front(moves, self.killers.get((ply, "me")))
+        if ply < len(self.pv):
+            _to_front(moves, self.pv[ply][0])
         return moves
 
     def _joint_moves(self, state: GameState, snakes: dict, ply: int, occupied) -> list[tuple[str, ...]]:
@@ -164,14 +167,9 @@ class AlphaBeta:
             per_snake.append(moves)
         joints = list(itertools.product(*per_snake))
         if len(joints) > 1:
-            killer = self.killers.get((ply, "them"))
-            if killer in joints:
-                joints.remove(killer)
-                joints.insert(0, killer)
-            if ply < len(self.pv) and self.pv[ply][1] in joints:
-                pv_joint = self.pv[ply][1]
-                joints.remove(pv_joint)
-                joints.insert(0, pv_joint)
+            _to_front(joints, self.killers.get((ply, "them")))
+            if ply < len(self.pv):
+                _to_front(joints, self.pv[ply][1])
         return joints
 
     def _max(self, state: GameState, context: Any, depth: int, ply: int,
