@@ -94,7 +94,8 @@ class AlphaBeta:
             result.move, result.score, result.depth = move, score, depth
             result.scores = dict(scores)
             result.pv = self._pv_moves(line)
-            iterations.append((depth, move, round(score, 4), self.budget.nodes))
+            iterations.append((depth, move, round(score, 4), self.budget.nodes,
+                               round((time.perf_counter() - started) * 1000.0, 2)))
             if abs(score) >= PROVEN or all(v <= -PROVEN for v in scores.values()):
                 result.stopped = "proven"
                 break
