@@ -8,7 +8,7 @@ Routes only: parsing is :func:`snake.board.parse_request`, sessions are
 
 Environment:
 
-``NUPPEPPOU_STRATEGY``   strategy for ``/move`` (default ``seed``; see snake/strategy.py)
+``NUPPEPPOU_STRATEGY``   strategy for ``/move`` (default ``search``; see snake/strategy.py)
 ``NUPPEPPOU_WEIGHTS``    network file (default ``weights/nnue.npz``; absent default: no network)
 ``NUPPEPPOU_IDLE_LIMIT`` seconds after which an idle game session is reclaimed (default 120)
 ``NUPPEPPOU_LOG_LEVEL``  ``DEBUG`` adds one line per move with its latency (default ``INFO``)
@@ -35,7 +35,8 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge  # noqa: E4
 from snake import __version__  # noqa: E402
 from snake.board import MOVES, MoveRequest, RequestError, parse_request  # noqa: E402
 from snake.sessions import DEFAULT_IDLE_LIMIT, SessionManager  # noqa: E402
-from snake.strategy import NO_SAFE_MOVE, Decision, Strategy, fallback_decision, get_strategy  # noqa: E402
+from snake.strategy import (DEFAULT_STRATEGY, NO_SAFE_MOVE, Decision, Strategy,  # noqa: E402
+                            fallback_decision, get_strategy)
 
 #: Requests larger than this get HTTP 413 (a 19x19 board with 8 snakes is about 20 kB).
 MAX_BODY_BYTES = 1 << 20
@@ -103,7 +104,7 @@ def create_app(
 
     ``network``: an :class:`nnue.network.Network`, ``None`` for none, or by default
     :func:`load_network`. ``strategy``: a strategy or its name (default
-    ``$NUPPEPPOU_STRATEGY`` or ``seed``). ``sessions``: a ready session manager (default:
+    ``$NUPPEPPOU_STRATEGY`` or ``search``). ``sessions``: a ready session manager (default:
     one over a 32-slot accumulator stack of ``network``). ``config`` updates Flask's config;
     ``IDLE_LIMIT`` sets the session idle limit in seconds."""
     configure_logging()
@@ -117,7 +118,7 @@ def create_app(
     if network is _DEFAULT:
         network = load_network()
     if isinstance(strategy, str) or strategy is None:
-        name = strategy or os.environ.get("NUPPEPPOU_STRATEGY") or "seed"
+        name = strategy or os.environ.get("NUPPEPPOU_STRATEGY") or DEFAULT_STRATEGY
         strategy = get_strategy(name, network=network)
     if sessions is None:
         pool = _make_pool(network) if network is not None else None

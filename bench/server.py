@@ -7,8 +7,9 @@ replays recorded games as the engine would send them (``/start``, one ``/move`` 
 - per strategy and board: 11x11 with 4 snakes, 19x19 with 8, one game at a time;
 - per strategy under load: 32 games played at once (half of each board).
 
-The last line reads ``server: p50 X ms, p99 Y ms at 32 games`` for the default strategy
-(``seed``). The games are played beforehand by flood-fill snakes with the rules engine.
+The last line reads ``server: p50 X ms, p99 Y ms at 32 games`` for the service's default
+strategy (``search``, which thinks until ``timeout - margin``: its latency is by design
+close to 350 ms at the default 500 ms timeout). The games are played beforehand by flood-fill snakes with the rules engine.
 No network has been trained yet, so unless ``--weights`` is given the benchmark writes a
 random full-size network (63720 -> 512 -> 512 -> 4, quantised like a real weight file) to
 a temporary directory and points the service at it with ``NUPPEPPOU_WEIGHTS``: the NNUE
@@ -37,8 +38,13 @@ import threading
 import time
 from pathlib import Path
 
+from snake.strategy import DEFAULT_STRATEGY
+
 ROOT = Path(__file__).resolve().parent.parent
 BOARDS = ((11, 4), (19, 8))
+#: game.timeout of the recorded games (new_game's default): an answer later than this is
+#: one the engine would not wait for.
+TIMEOUT_MS = 500
 
 
 def record_games(side: int, snakes: int, games: int, turns: int, seed: int) -> list[list[bytes]]:
@@ -153,16 +159,17 @@ def play(port: int, bodies: list[bytes], game_id: str, latencies: list[float],
         conn.close()
 
 
-def percentiles(latencies: list[float]) -> tuple[float, float]:
+def percentiles(latencies: list[float]) -> tuple[float, float, int]:
+    """p50 and p99 in ms, and how many answers came later than :data:`TIMEOUT_MS`."""
     xs = sorted(latencies)
     if not xs:
-        return float("nan"), float("nan")
+        return float("nan"), float("nan"), 0
     p50 = xs[min(len(xs) - 1, int(0.50 * len(xs)))]
     p99 = xs[min(len(xs) - 1, int(0.99 * len(xs)))]
-    return p50 * 1000, p99 * 1000
+    return p50 * 1000, p99 * 1000, sum(x * 1000 > TIMEOUT_MS for x in xs)
 
 
-def run_sequential(port: int, games: list[list[bytes]], tag: str) -> tuple[float, float, int]:
+def run_sequential(port: int, games: list[list[bytes]], tag: str) -> tuple[float, float, int, int]:
     latencies: list[float] = []
     errors: list[str] = []
     for i, bodies in enumerate(games):
@@ -172,7 +179,7 @@ def run_sequential(port: int, games: list[list[bytes]], tag: str) -> tuple[float
     return (*percentiles(latencies), len(latencies))
 
 
-def run_concurrent(port: int, games: list[list[bytes]], n: int, tag: str) -> tuple[float, float, int]:
+def run_concurrent(port: int, games: list[list[bytes]], n: int, tag: str) -> tuple[float, float, int, int]:
     latencies: list[float] = []
     errors: list[str] = []
     threads = [threading.Thread(target=play, args=(port, games[i % len(games)],
@@ -189,8 +196,9 @@ def run_concurrent(port: int, games: list[list[bytes]], n: int, tag: str) -> tup
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.server", description=__doc__.split("\n")[0])
-    parser.add_argument("--strategies", default="floodfill,random,seed",
-                        help="comma-separated; the default strategy (seed) is reported last")
+    parser.add_argument("--strategies", default=f"floodfill,random,seed,{DEFAULT_STRATEGY}",
+                        help="comma-separated; the service's default strategy "
+                             f"({DEFAULT_STRATEGY}) is reported last")
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--games", type=int, default=3, help="recorded games per board")
@@ -201,8 +209,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     strategies = [s for s in args.strategies.split(",") if s]
-    if "seed" in strategies:  # the default strategy's figures go last
-        strategies = [s for s in strategies if s != "seed"] + ["seed"]
+    if DEFAULT_STRATEGY in strategies:  # the default strategy's figures go last
+        strategies = [s for s in strategies if s != DEFAULT_STRATEGY] + [DEFAULT_STRATEGY]
 
     print(f"recording games ({args.games} per board, at most {args.turns} turns)...", flush=True)
     recorded = {board: record_games(*board, args.games, args.turns, seed=1) for board in BOARDS}
@@ -228,19 +236,21 @@ def main(argv: list[str] | None = None) -> None:
             server = Server(strategy, weights, args.workers, args.threads)
             try:
                 for (side, snakes), games in recorded.items():
-                    p50, p99, n = run_sequential(server.port, games, f"{strategy}-{side}")
+                    p50, p99, late, n = run_sequential(server.port, games, f"{strategy}-{side}")
                     print(f"{strategy:>9} {side}x{side} {snakes} snakes, 1 game:  "
-                          f"p50 {p50:.2f} ms, p99 {p99:.2f} ms ({n} moves)", flush=True)
-                p50, p99, n = run_concurrent(server.port, mixed, args.concurrency,
-                                             f"{strategy}-load")
+                          f"p50 {p50:.2f} ms, p99 {p99:.2f} ms ({n} moves, "
+                          f"{late} later than {TIMEOUT_MS} ms)", flush=True)
+                p50, p99, late, n = run_concurrent(server.port, mixed, args.concurrency,
+                                                   f"{strategy}-load")
                 print(f"{strategy:>9} mixed, {args.concurrency} games at once: "
-                      f"p50 {p50:.2f} ms, p99 {p99:.2f} ms ({n} moves)", flush=True)
+                      f"p50 {p50:.2f} ms, p99 {p99:.2f} ms ({n} moves, "
+                      f"{late} later than {TIMEOUT_MS} ms)", flush=True)
                 last = (strategy, p50, p99)
             finally:
                 server.stop()
     if last is not None:
         name, p50, p99 = last
-        label = "" if name == "seed" else f" [{name}]"
+        label = "" if name == DEFAULT_STRATEGY else f" [{name}]"
         print(f"server{label}: p50 {p50:.1f} ms, p99 {p99:.1f} ms at {args.concurrency} games")
 
 

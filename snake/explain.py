@@ -3,7 +3,7 @@
 Prints the board, what the move filter removed and why, the flood-fill sums or the NNUE
 scores, and the move chosen, as the service would answer the request with no history (a
 fresh session: full refresh). Options: ``--strategy NAME`` (default ``$NUPPEPPOU_STRATEGY``
-or ``seed``), ``--weights PATH`` (default ``$NUPPEPPOU_WEIGHTS`` or weights/nnue.npz),
+or the service's default, ``search``), ``--weights PATH`` (default ``$NUPPEPPOU_WEIGHTS`` or weights/nnue.npz),
 ``--no-network`` (flood fill, as a game that got no accumulator).
 """
 
@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from .board import MOVES, MoveRequest, RequestError, parse_request
 from .diagram import to_ascii
 from .moves import MoveFilter
-from .strategy import Decision, get_strategy
+from .strategy import DEFAULT_STRATEGY, Decision, get_strategy
 
 
 def explain(request: MoveRequest, decision: Decision, strategy: str) -> str:
@@ -78,6 +78,10 @@ def _explain_search(search: dict[str, Any], letters: dict[str, str]) -> list[str
     ]
     if search.get("score") is not None:
         lines.append(f"  score {search['score']:.4f}")
+    iterations = search.get("iterations") or []
+    if iterations:   # (depth, best move, score, nodes so far, ms so far) per completed iteration
+        lines.append("  iterations: " + ", ".join(
+            f"depth {it[0]} {it[1]} at {it[4]} ms" for it in iterations if len(it) >= 5))
     root = search.get("scores") or {}
     if root:
         lines.append("  root scores: " + ", ".join(f"{m} {v:.4f}" for m, v in root.items()))
@@ -95,7 +99,7 @@ def _load(path: str, stdin: TextIO) -> Any:
 def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout) -> int:
     parser = argparse.ArgumentParser(prog="python -m snake.explain", description=__doc__.split("\n")[0])
     parser.add_argument("request", help="a /move request body (JSON file), or - for stdin")
-    parser.add_argument("--strategy", default=os.environ.get("NUPPEPPOU_STRATEGY") or "seed")
+    parser.add_argument("--strategy", default=os.environ.get("NUPPEPPOU_STRATEGY") or DEFAULT_STRATEGY)
     parser.add_argument("--weights", default=None, help="network file (.npz)")
     parser.add_argument("--no-network", action="store_true", help="play without the network")
     args = parser.parse_args(argv)

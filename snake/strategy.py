@@ -2,8 +2,9 @@
 
 A strategy turns a parsed request (:class:`~snake.board.MoveRequest`) and the session's NNUE
 accumulator (or ``None``) into a :class:`Decision`. The service picks one by the environment
-variable ``NUPPEPPOU_STRATEGY`` (default ``seed``); the arena plays built-in players with
-:func:`get_strategy`. Built in:
+variable ``NUPPEPPOU_STRATEGY`` (default :data:`DEFAULT_STRATEGY`, ``search``: it beats
+``seed`` and ``floodfill`` in the arena, docs/search-evidence.md); the arena plays built-in
+players with :func:`get_strategy`. Built in:
 
 ``seed``
     The seed behaviour of SPEC §2: the move filter (:mod:`snake.moves`); if every move is
@@ -121,6 +122,9 @@ from .search import SEARCH_STRATEGIES, make_search_strategy  # noqa: E402
 
 for _name in SEARCH_STRATEGIES:
     _REGISTRY[_name] = lambda network=None, seed=None, _n=_name: make_search_strategy(_n, network, seed)
+
+#: The service's strategy when ``NUPPEPPOU_STRATEGY`` is not set.
+DEFAULT_STRATEGY = "search"
 
 #: Names of the registered strategies.
 STRATEGIES: tuple[str, ...] = tuple(_REGISTRY)

@@ -197,7 +197,8 @@ def test_the_33rd_game_plays_by_flood_fill(app, client):
 
 def test_idle_sessions_reclaimed_through_the_routes(network):
     now = [0.0]
-    app = create_app(network=network, clock=lambda: now[0], config={"IDLE_LIMIT": 60})
+    app = create_app(network=network, strategy="seed", clock=lambda: now[0],
+                     config={"IDLE_LIMIT": 60})
     client = app.test_client()
     start = _wire(play(seed=6, turns=0)[0])
     client.post("/start", json=start)
@@ -280,7 +281,7 @@ def test_no_500_on_random_mutations(client):
 def test_concurrent_games(app):
     games = [[_wire(r) for r in play(seed=30 + i, turns=20)] for i in range(6)]
     reference = {}
-    solo = create_app(network=app.extensions["nuppeppou"]["network"]).test_client()
+    solo = create_app(network=app.extensions["nuppeppou"]["network"], strategy="seed").test_client()
     for g in games:
         for body in g[:-1]:
             reference[(body["game"]["id"], body["turn"])] = solo.post("/move", json=body).json
@@ -303,6 +304,16 @@ def test_concurrent_games(app):
         t.join()
     assert errors == [] and results == reference
     assert len(sessions_of(app)) == 0
+
+
+def test_the_default_strategy_is_search(monkeypatch, network):
+    monkeypatch.delenv("NUPPEPPOU_STRATEGY", raising=False)
+    app = create_app(network=network)
+    assert app.extensions["nuppeppou"]["strategy"].name == "search"
+    body = body_of(timeout=100)   # a short budget keeps the test quick
+    r = app.test_client().post("/move", json=body)
+    # B (as long as A) could meet A's head on the left; the search plays up or down.
+    assert r.status_code == 200 and r.json["move"] in ("up", "down")
 
 
 def test_configuration_from_the_environment(monkeypatch, tmp_path, network):

@@ -2,6 +2,7 @@
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +37,7 @@ def run(argv, stdin=""):
 
 
 def test_flood_fill_explanation(tmp_path):
-    code, text = run([str(request_file(tmp_path)), "--no-network"])
+    code, text = run([str(request_file(tmp_path)), "--strategy", "seed", "--no-network"])
     assert code == 0
     assert "b b b b B" in text  # the board
     assert "up     removed: into a body" in text
@@ -51,7 +52,7 @@ def test_stdin_and_nnue_scores(tmp_path):
     # An 11x11 board so the network has features for it.
     game = from_ascii("\n".join([". " * 11] * 5 + [". . . A a a . . . . ."] + [". " * 11] * 5))
     body = json.dumps(state_to_request(game.state, "A"))
-    code, text = run(["-", "--weights", str(weights)], stdin=body)
+    code, text = run(["-", "--strategy", "seed", "--weights", str(weights)], stdin=body)
     assert code == 0
     assert "NNUE scores (win probability):" in text and "by nnue" in text
     assert "right  removed: back onto own neck" in text
@@ -68,10 +69,14 @@ def test_bad_input(tmp_path, capsys):
 
 
 def test_as_a_command(tmp_path):
+    """With no ``--strategy``, the service's default (search) explains the move."""
     path = request_file(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "NUPPEPPOU_STRATEGY"}
     result = subprocess.run([sys.executable, "-m", "snake.explain", str(path), "--no-network"],
-                            cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0 and "move: left" in result.stdout
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0
+    last = result.stdout.strip().splitlines()[-1]
+    assert last.startswith(("move: left", "move: right")) and "strategy search" in last
 
 
 def test_search_explanation_shows_depth_nodes_and_line(tmp_path):
@@ -80,6 +85,7 @@ def test_search_explanation_shows_depth_nodes_and_line(tmp_path):
     search_line = next(line for line in text.splitlines() if line.startswith("search: "))
     assert "alphabeta" in search_line and "depth" in search_line and "nodes" in search_line
     assert "  pv 1: A " in text  # the principal variation names our snake's move first
+    assert "  iterations: depth 1 " in text  # each completed iteration, with its time
     # The dead end up and the neck down are still reported as the filter removed them.
     assert "down   removed: back onto own neck" in text
     last = text.strip().splitlines()[-1]

@@ -93,7 +93,10 @@ def test_a_whole_game_over_http(server):
     port, log_path = server
     rng = random.Random(2024)
     ours = ("us-1", "us-2")
-    state = new_game("standard", 11, 11, [*ours, "them"], rng=rng, game_id="e2e-game")
+    # The service's default strategy searches until timeout - margin; a 100 ms timeout
+    # keeps the game short (the search thinks 25 ms a move).
+    state = new_game("standard", 11, 11, [*ours, "them"], rng=rng, game_id="e2e-game",
+                     timeout=100)
     local = get_strategy("floodfill")
     conns = {sid: http.client.HTTPConnection("127.0.0.1", port, timeout=10) for sid in ours}
     for sid in ours:
@@ -120,6 +123,7 @@ def test_a_whole_game_over_http(server):
     text = log_path.read_text()
     assert "game start e2e-game you=us-1" in text and "game end   e2e-game you=us-1" in text
     assert "accumulator=yes" in text
+    assert "strategy search" in text   # the service's default
 
 
 def _end_body(state, sid):

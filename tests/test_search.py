@@ -363,3 +363,39 @@ def test_deadlines_hold_for_searches_sharing_the_cpu():
         t.join()
     assert len(elapsed) == 4
     assert max(elapsed) < 20 + 150, elapsed   # generous: four threads, one GIL, shared machine
+
+
+def test_a_busy_process_answers_the_seed_move_instead_of_searching():
+    """With ``max_concurrent`` searches running, another move is the seed's, at once; the
+    slot is free again once a search ends."""
+    import threading
+
+    entered, release = threading.Event(), threading.Event()
+
+    class HeldSearch(SearchStrategy):   # a search that waits until the test lets it go
+        def search(self, request, accumulator=None, *, started=None):
+            entered.set()
+            release.wait(30)
+            return super().search(request, accumulator, started=started)
+
+    request = game_position()
+    strategy = HeldSearch(max_concurrent=1, max_nodes=200, think_ms=60_000)
+    first: list = []
+    worker = threading.Thread(target=lambda: first.append(strategy.choose(request, None)))
+    worker.start()
+    assert entered.wait(30)
+    busy = strategy.choose(request, None)
+    release.set()
+    worker.join(30)
+    assert busy.details["method"].startswith("seed") and "1 searches already running" in busy.details["method"]
+    assert "search" not in busy.details
+    assert first[0].details["method"].startswith("search")
+    assert strategy.choose(request, None).details["method"].startswith("search")
+
+
+def test_bad_concurrency_limit_is_refused(monkeypatch):
+    with pytest.raises(ValueError, match="max_concurrent"):
+        SearchStrategy(max_concurrent=0)
+    monkeypatch.setenv("NUPPEPPOU_SEARCH_MAX_CONCURRENT", "many")
+    with pytest.raises(ValueError, match="NUPPEPPOU_SEARCH_MAX_CONCURRENT"):
+        make_search_strategy("search")

@@ -29,7 +29,8 @@ def make_search_strategy(name: str = "search", network: Any | None = None,
                          seed: int | None = None) -> Any:
     """The search strategy ``name``. The environment may override the default ``search``'s
     options: ``NUPPEPPOU_SEARCH_ALGORITHM`` (alphabeta, mcts), ``NUPPEPPOU_SEARCH_EVAL``
-    (voronoi, nnue, auto) and ``NUPPEPPOU_SEARCH_MARGIN_MS`` for every variant. ``seed``
+    (voronoi, nnue, auto); ``NUPPEPPOU_SEARCH_MARGIN_MS`` and ``NUPPEPPOU_SEARCH_MAX_CONCURRENT``
+    (searches at once per process) for every variant. ``seed``
     is accepted for the registry's signature; the search is deterministic."""
     from .strategy import VARIANTS, SearchStrategy
     if name not in VARIANTS:
@@ -44,6 +45,12 @@ def make_search_strategy(name: str = "search", network: Any | None = None,
             options["margin_ms"] = float(margin)
         except ValueError:
             raise ValueError(f"NUPPEPPOU_SEARCH_MARGIN_MS={margin!r}: expected a number") from None
+    limit = os.environ.get("NUPPEPPOU_SEARCH_MAX_CONCURRENT")
+    if limit:
+        try:
+            options["max_concurrent"] = int(limit)
+        except ValueError:
+            raise ValueError(f"NUPPEPPOU_SEARCH_MAX_CONCURRENT={limit!r}: expected an integer") from None
     return SearchStrategy(network, name=name, **options)
 
 

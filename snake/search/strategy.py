@@ -14,6 +14,7 @@ the root of its node stack, so the session's sums are never disturbed by the sea
 from __future__ import annotations
 
 import gc
+import threading
 import time
 from typing import Any
 
@@ -31,6 +32,9 @@ EVALUATORS = ("voronoi", "nnue", "auto")
 #: how many opponents each algorithm branches on (MCTS grows linearly with them)
 DEFAULT_MAX_OPPONENTS = {"alphabeta": 2, "mcts": 7}
 DEFAULT_REACH = 6
+#: Searches run at once per process (the GIL gives a process one core at most): beyond
+#: this, a move is answered by the seed step at once. Measured in docs/server.md.
+DEFAULT_MAX_CONCURRENT = 2
 
 
 class SearchStrategy:
@@ -42,13 +46,17 @@ class SearchStrategy:
     ``auto`` (``nnue`` when a network is given). ``margin_ms``: subtracted from
     ``game.timeout``; ``think_ms`` overrides the thinking time altogether (``None``: from the
     timeout). ``max_nodes``: a node limit (reproducible searches). ``max_opponents`` /
-    ``reach``: which opponents are searched (:func:`snake.search.state.plan_snakes`)."""
+    ``reach``: which opponents are searched (:func:`snake.search.state.plan_snakes`).
+    ``max_concurrent``: searches this strategy runs at once (per process); a move that
+    arrives while that many are running is answered by the seed step without searching,
+    on time rather than late (``None``: no limit)."""
 
     def __init__(self, network: Any | None = None, *, name: str = "search",
                  algorithm: str = "alphabeta", evaluator: str = "voronoi",
                  margin_ms: float = DEFAULT_MARGIN_MS, think_ms: float | None = None,
                  max_nodes: int | None = None, max_depth: int = MAX_DEPTH,
-                 max_opponents: int | None = None, reach: int = DEFAULT_REACH) -> None:
+                 max_opponents: int | None = None, reach: int = DEFAULT_REACH,
+                 max_concurrent: int | None = DEFAULT_MAX_CONCURRENT) -> None:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"unknown search algorithm {algorithm!r}; choose one of {ALGORITHMS}")
         if evaluator not in EVALUATORS:
@@ -57,6 +65,8 @@ class SearchStrategy:
             raise ValueError("the nnue evaluator needs a network (weights/nnue.npz)")
         if margin_ms < 0:
             raise ValueError("margin_ms must be >= 0")
+        if max_concurrent is not None and max_concurrent < 1:
+            raise ValueError("max_concurrent must be at least 1 (or None: no limit)")
         self.name = name
         self.network = network
         self.algorithm = algorithm
@@ -68,6 +78,8 @@ class SearchStrategy:
         self.max_opponents = (DEFAULT_MAX_OPPONENTS[algorithm] if max_opponents is None
                               else max_opponents)
         self.reach = reach
+        self.max_concurrent = max_concurrent
+        self._slots = None if max_concurrent is None else threading.BoundedSemaphore(max_concurrent)
         self._seed = SeedStrategy()
         self._voronoi = BoardControlEvaluator()
 
@@ -127,7 +139,18 @@ class SearchStrategy:
         if verdict is None or not verdict.allowed or not request.you.alive:
             seed.details["method"] = f"seed ({seed.details.get('method', '')}): nothing to search"
             return seed
-        result = self.search(request, accumulator, started=started)
+        # Searches in one process share its one core (the GIL): past a few at once, each
+        # gets too little CPU to stop and answer on time, so a busy process plays the
+        # seed move instead of a late one.
+        if self._slots is not None and not self._slots.acquire(blocking=False):
+            seed.details["method"] = (f"seed ({seed.details.get('method', '')}): "
+                                      f"{self.max_concurrent} searches already running")
+            return seed
+        try:
+            result = self.search(request, accumulator, started=started)
+        finally:
+            if self._slots is not None:
+                self._slots.release()
         info = {
             "algorithm": result.algorithm, "evaluator": result.evaluator,
             "depth": result.depth, "nodes": result.nodes, "score": result.score,
