@@ -219,17 +219,25 @@ def _owners(snakes: list[Snake], you: Snake):
     return out if found else None
 
 
+def _layout_and_owners(state: GameState, you: Snake):
+    """(block layout, owners) of a position the network covers, or ``None``: no block for
+    its ruleset or board, or ``you`` not among the living."""
+    lay = layout_for(state)
+    if lay is None:
+        return None
+    owners = _owners(state.board.snakes, you)
+    return None if owners is None else (lay, owners)
+
+
 def active_list(state: GameState, you: Snake) -> list[int] | None:
     """The active feature indices as a Python list (unsorted, may repeat), or ``None``.
 
     This is the cheap core of :func:`active_features`, for callers (data generation) that
     sort and pack many positions at once."""
-    lay = layout_for(state)
-    if lay is None:
+    found = _layout_and_owners(state, you)
+    if found is None:
         return None
-    owners = _owners(state.board.snakes, you)
-    if owners is None:
-        return None
+    lay, owners = found
     out: list[int] = []
     add, extend = out.append, out.extend
     head, pair = lay.head, lay.pair
@@ -256,12 +264,10 @@ def feature_parts(state: GameState, you: Snake) -> dict[object, list[int]] | Non
     ``"food"`` and ``"hazards"``. The union of the lists is the feature set (lists may
     repeat an index). Odd input (anything off the board, a broken body) gives one part,
     ``"all"``, computed the careful way."""
-    lay = layout_for(state)
-    if lay is None:
+    found = _layout_and_owners(state, you)
+    if found is None:
         return None
-    owners = _owners(state.board.snakes, you)
-    if owners is None:
-        return None
+    lay, owners = found
     parts: dict[object, list[int]] = {}
     head, pair = lay.head, lay.pair
     odd = False

@@ -39,18 +39,15 @@ def make_search_strategy(name: str = "search", network: Any | None = None,
     if name == "search":
         options["algorithm"] = os.environ.get("NUPPEPPOU_SEARCH_ALGORITHM") or options["algorithm"]
         options["evaluator"] = os.environ.get("NUPPEPPOU_SEARCH_EVAL") or options["evaluator"]
-    margin = os.environ.get("NUPPEPPOU_SEARCH_MARGIN_MS")
-    if margin:
-        try:
-            options["margin_ms"] = float(margin)
-        except ValueError:
-            raise ValueError(f"NUPPEPPOU_SEARCH_MARGIN_MS={margin!r}: expected a number") from None
-    limit = os.environ.get("NUPPEPPOU_SEARCH_MAX_CONCURRENT")
-    if limit:
-        try:
-            options["max_concurrent"] = int(limit)
-        except ValueError:
-            raise ValueError(f"NUPPEPPOU_SEARCH_MAX_CONCURRENT={limit!r}: expected an integer") from None
+    for variable, option, kind in (("NUPPEPPOU_SEARCH_MARGIN_MS", "margin_ms", float),
+                                   ("NUPPEPPOU_SEARCH_MAX_CONCURRENT", "max_concurrent", int)):
+        value = os.environ.get(variable)
+        if value:
+            try:
+                options[option] = kind(value)
+            except ValueError:
+                expected = "a number" if kind is float else "an integer"
+                raise ValueError(f"{variable}={value!r}: expected {expected}") from None
     return SearchStrategy(network, name=name, **options)
 
 
