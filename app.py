@@ -4,7 +4,7 @@
     python app.py             # development server on $PORT (default 8000), 0.0.0.0
 
 Routes only: parsing is :func:`snake.board.parse_request`, sessions are
-:class:`snake.sessions.SessionManager`, decisions are :mod:`snake.strategy`.
+:class:`snake.sessions.SessionManager`, decisions are :mod:`snake.strategies`.
 
 Environment:
 
@@ -33,10 +33,12 @@ from flask import Flask, Response, jsonify, request  # noqa: E402
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge  # noqa: E402
 
 from snake import __version__  # noqa: E402
-from snake.board import MOVES, MoveRequest, RequestError, parse_request  # noqa: E402
+from snake.board import MoveRequest, RequestError, parse_request  # noqa: E402
+from snake.rules import MOVES  # noqa: E402
 from snake.sessions import DEFAULT_IDLE_LIMIT, SessionManager  # noqa: E402
-from snake.strategy import (DEFAULT_STRATEGY, NO_SAFE_MOVE, Decision, Strategy,  # noqa: E402
-                            fallback_decision, get_strategy)
+from snake.decision import NO_SAFE_MOVE, Decision, Strategy  # noqa: E402
+from snake.strategies import DEFAULT_STRATEGY, get_strategy  # noqa: E402
+from snake.strategy import fallback_decision  # noqa: E402
 
 #: Requests larger than this get HTTP 413 (a 19x19 board with 8 snakes is about 20 kB).
 MAX_BODY_BYTES = 1 << 20
@@ -203,7 +205,7 @@ def create_app(
         if log.isEnabledFor(logging.DEBUG):
             log.debug("move %s you=%s turn=%d -> %s by %s in %.2f ms", game.state.game.id,
                       game.you.id, game.state.turn, decision.move,
-                      decision.details.get("method", strategy.name),
+                      decision.method or strategy.name,
                       (time.perf_counter() - began) * 1000)
         return jsonify(answer)
 

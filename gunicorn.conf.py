@@ -31,7 +31,7 @@ def _default_threads() -> int:
     that waits for a free thread waits outside the search's clock, so every game in flight
     needs a thread of its own: 16 per worker serve 32 games at once. The one-shot
     strategies answer in milliseconds and do best with 4 (docs/server.md)."""
-    from snake.strategy import DEFAULT_STRATEGY
+    from snake.strategies import DEFAULT_STRATEGY
 
     strategy = os.environ.get("NUPPEPPOU_STRATEGY") or DEFAULT_STRATEGY
     return 16 if strategy.startswith("search") else 4

@@ -3,9 +3,10 @@
 For typical mid-game turns (11x11 with 4 snakes of length ~10, 19x19 with 8 snakes) it
 measures, in one run and one thread (as a server worker runs): the feature columns a refresh
 and an incremental update touch; the time of feature extraction, full refresh, incremental
-update and forward pass (hidden layers); update+forward and refresh+forward; a whole turn
-from the state (``Accumulator.update_state`` against ``active_features`` + refresh); the per-state
-time of scoring 64 sibling states in one batch versus one at a time; the weight file's size
+update (``Accumulator.apply`` of a precomputed change) and forward pass (hidden layers);
+update+forward and refresh+forward; a whole turn from the state (``Accumulator.update_to``
+on a copy, against ``active_features`` + refresh); the per-state time of scoring 64 sibling
+states (``update_to`` on copies of the parent) in one batch versus one at a time; the weight file's size
 and load time; and the quantisation error (float vs int8 first layer) on the same states.
 
 Positions come from the rules engine: snakes are laid out as random self-avoiding bodies of
@@ -32,10 +33,11 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from nnue.accumulator import Accumulator  # noqa: E402
-from nnue.features import active_features, active_features_and_set  # noqa: E402
+from nnue.features import active_features, feature_change, feature_parts  # noqa: E402
 from nnue.network import DEFAULT_WEIGHTS, Network  # noqa: E402
-from snake.board import MOVES, Board, Game, GameState, Ruleset, Snake  # noqa: E402
-from snake.rules import apply_rules, play_turn  # noqa: E402
+from snake.board import Board, Game, GameState, Ruleset, Snake
+from snake.rules import (MOVES, apply_rules, candidate_moves, obstacles_after_move,  # noqa: E402
+                         play_turn)
 
 
 # --- positions ------------------------------------------------------------------------
@@ -60,14 +62,8 @@ def random_body(side: int, length: int, taken: set, rng: random.Random) -> list 
 
 
 def safe_moves(state: GameState, rng: random.Random) -> dict[str, str]:
-    board = state.board
-    blocked = {p for s in board.living_snakes for p in s.body[:-1]}
-    out = {}
-    for s in board.living_snakes:
-        ok = [m for m in MOVES if board.in_bounds(p := state.step(s.head, m))
-              and p not in blocked and p != s.neck]
-        out[s.id] = rng.choice(ok or list(MOVES))
-    return out
+    obstacles = obstacles_after_move(state)
+    return {s.id: rng.choice(candidate_moves(state, s, obstacles)) for s in state.board.living_snakes}
 
 
 def mid_game(side: int, n_snakes: int, length: int, rng: random.Random,
@@ -147,80 +143,84 @@ def cold_cache(net: Network, walks: list) -> dict:
     clock = time.process_time
     upd, ref = [], []
     for walk in walks:
-        for (a, a_set), (b, b_set) in zip(walk, walk[1:len(walk) // 2 + 1]):
+        half = len(walk.active) // 2
+        for a, b, change in zip(walk.active, walk.active[1:half + 1], walk.changes):
             acc = Accumulator(net)
-            acc.refresh(a, as_set=a_set)
+            acc.refresh(a)
             _FLUSH += 1
             t = clock()
-            acc.update(b, as_set=b_set)
+            acc.apply(change)
             upd.append(clock() - t)
             _FLUSH += 1
             t = clock()
             acc.refresh(b)
             ref.append(clock() - t)
     return {"refresh, cold cache": statistics.median(ref) * 1e6,
-            "update, set from the encoder, cold cache": statistics.median(upd) * 1e6}
+            "update, cold cache": statistics.median(upd) * 1e6}
+
+
+class Walk:
+    """One run of states seen from one snake, forward and back to the start: the active
+    features of each state and the change from each to the next."""
+
+    def __init__(self, states: list[GameState], sid: str) -> None:
+        states = states + states[-2::-1]
+        parts = [feature_parts(s, s.board.snake(sid)) for s in states]
+        self.active = [active_features(s, s.board.snake(sid)) for s in states]
+        self.changes = [feature_change(a, b) for a, b in zip(parts, parts[1:])]
 
 
 def measure_board(net: Network, side: int, n_snakes: int, length: int, rng: random.Random,
                   budget: float, ruleset: str = "standard", border: int = 0) -> dict:
     runs = [mid_game(side, n_snakes, length, rng, ruleset, border) for _ in range(4)]
-    walks = []   # per run: (features, set) of each state, forward then back to the start
-    for states in runs:
-        you = states[0].board.snakes[0]
-        feats = [active_features_and_set(s, s.board.snake(you.id)) for s in states]
-        walks.append(feats + feats[-2::-1])
-    pairs = [(run[i][0], run[i + 1][0]) for run in walks for i in range(len(run) // 2)]
+    walks = [Walk(states, states[0].board.snakes[0].id) for states in runs]
+    pairs = [(w.active[i], w.active[i + 1]) for w in walks for i in range(len(w.active) // 2)]
     refresh_cols = statistics.mean(len(b) for _, b in pairs)
-    acc = Accumulator(net)
     inc_cols, refreshed = [], 0
-    for a, b in pairs:
-        acc.refresh(a)
-        acc.update(b)
-        inc_cols.append(acc.last_columns)
-        refreshed += acc.last_refreshed
+    for w in walks:
+        for i in range(len(w.active) // 2):
+            acc = Accumulator(net)
+            acc.refresh(w.active[i])
+            acc.apply(w.changes[i])
+            inc_cols.append(acc.last_columns)
+            refreshed += acc.last_refreshed
     state0 = runs[0][len(runs[0]) // 2]
     you0 = state0.board.snakes[0]
 
     # Every timed function leaves its accumulator where it found it.
     accs = [Accumulator(net) for _ in walks]
     for acc, walk in zip(accs, walks):
-        acc.refresh(walk[0][0], as_set=walk[0][1])
-    steps = sum(len(w) - 1 for w in walks)
+        acc.refresh(walk.active[0])
+    steps = sum(len(w.changes) for w in walks)
 
     def updates():
         for acc, walk in zip(accs, walks):
-            for f, _ in walk[1:]:
-                acc.update(f)
-
-    def updates_with_sets():
-        for acc, walk in zip(accs, walks):
-            for f, f_set in walk[1:]:
-                acc.update(f, as_set=f_set)
+            for change in walk.changes:
+                acc.apply(change)
 
     def refreshes():
         for acc, walk in zip(accs, walks):
-            for f, _ in walk[1:]:
+            for f in walk.active[1:]:
                 acc.refresh(f)
         for acc, walk in zip(accs, walks):   # back to the start, untimed in effect: the
-            acc.refresh(walk[0][0])          # same refreshes counted in `calls` below
+            acc.refresh(walk.active[0])      # same refreshes counted in `calls` below
 
     def updates_forward():
         for acc, walk in zip(accs, walks):
-            for f, f_set in walk[1:]:
-                acc.update(f, as_set=f_set)
+            for change in walk.changes:
+                acc.apply(change)
                 acc.scores()
 
     def refreshes_forward():
         for acc, walk in zip(accs, walks):
-            for f, _ in walk[1:]:
+            for f in walk.active[1:]:
                 acc.refresh(f)
                 acc.scores()
         for acc, walk in zip(accs, walks):
-            acc.refresh(walk[0][0], as_set=walk[0][1])
+            acc.refresh(walk.active[0])
             acc.scores()
 
-    # One accumulator per state, built by update_state along the run; each timed step
+    # One accumulator per state, built by update_to along the run; each timed step
     # copies the accumulator of state t and moves the copy to state t + 1 (what a search
     # does), so every step is a forward turn.
     steps_fwd = []
@@ -228,13 +228,13 @@ def measure_board(net: Network, side: int, n_snakes: int, length: int, rng: rand
         sid = states[0].board.snakes[0].id
         acc = Accumulator(net)
         for st, nxt in zip(states, states[1:]):
-            acc.update_state(st, st.board.snake(sid))
+            acc.update_to(st, st.board.snake(sid))
             steps_fwd.append((acc.copy(), nxt, sid))
 
-    def turns_update_state(forward=False):
+    def turns_update_to(forward=False):
         for acc, nxt, sid in steps_fwd:
             c = acc.copy()
-            c.update_state(nxt, nxt.board.snake(sid))
+            c.update_to(nxt, nxt.board.snake(sid))
             if forward:
                 c.scores()
 
@@ -249,17 +249,16 @@ def measure_board(net: Network, side: int, n_snakes: int, length: int, rng: rand
     pre = accs[0].pre_activation()
     fns = {
         "features": (lambda: active_features(state0, you0), 1),
-        "features and set": (lambda: active_features_and_set(state0, you0), 1),
+        "features by parts": (lambda: feature_parts(state0, you0), 1),
         "refresh": (refreshes, steps + len(walks)),
         "update": (updates, steps),
-        "update, set from the encoder": (updates_with_sets, steps),
         "forward": (lambda: net.forward(pre), 1),
         "update+forward": (updates_forward, steps),
         "refresh+forward": (refreshes_forward, steps + len(walks)),
         "turn: features + refresh": (turns_refresh, len(steps_fwd)),
-        "turn: update_state (features included)": (turns_update_state, len(steps_fwd)),
+        "turn: update_to (features included)": (turns_update_to, len(steps_fwd)),
         "turn: features + refresh + forward": (lambda: turns_refresh(True), len(steps_fwd)),
-        "turn: update_state + forward": (lambda: turns_update_state(True), len(steps_fwd)),
+        "turn: update_to + forward": (lambda: turns_update_to(True), len(steps_fwd)),
     }
     t = interleaved(fns, budget * 4)
     t.update(cold)
@@ -270,25 +269,25 @@ def measure_board(net: Network, side: int, n_snakes: int, length: int, rng: rand
     siblings = []
     for combo in itertools.product(MOVES, repeat=len(movers)):
         child = apply_rules(state0, dict(zip(movers, combo)))
-        f = active_features(child, you0)
-        if f is not None:
-            siblings.append(f)
+        you = child.board.snake(you0.id)
+        if active_features(child, you) is not None:
+            siblings.append((child, you))
             if len(siblings) == 64:
                 break
     parent = Accumulator(net)
-    parent.refresh(active_features(state0, you0))
+    parent.update_to(state0, you0)
 
     def one_at_a_time():
-        for f in siblings:
+        for child, you in siblings:
             c = parent.copy()
-            c.update(f)
+            c.update_to(child, you)
             c.scores()
 
     def batched():
         pres = []
-        for f in siblings:
+        for child, you in siblings:
             c = parent.copy()
-            c.update(f)
+            c.update_to(child, you)
             pres.append(c.pre_activation())
         net.forward(np.stack(pres))
 
@@ -371,10 +370,9 @@ def main() -> None:
         for name, us in t.items():
             print(f"  {name:40s} {us:8.1f} us")
         print(f"  incremental / refresh time: {t['update'] / t['refresh']:.2f} "
-              f"({t['update, set from the encoder'] / t['refresh']:.2f} with the encoder's set, "
-              f"{t['update, set from the encoder, cold cache'] / t['refresh, cold cache']:.2f} "
+              f"({t['update, cold cache'] / t['refresh, cold cache']:.2f} "
               f"with cold caches); per turn, state in: "
-              f"{t['turn: update_state (features included)'] / t['turn: features + refresh']:.2f}; "
+              f"{t['turn: update_to (features included)'] / t['turn: features + refresh']:.2f}; "
               f"batched / one at a time: {t['64 siblings batched, per state'] / t['64 siblings one at a time, per state']:.2f}")
 
     feature_sets = [b for r in results.values() for _, b in r["pairs"]]
@@ -385,9 +383,9 @@ def main() -> None:
           f"changed in {100 * err['best move changed']:.1f}% of states")
 
     t = results["11x11, 4 snakes"]["times"]
-    # The server's turn, state in and scores out: update_state (features included) +
+    # The server's turn, state in and scores out: update_to (features included) +
     # forward, against active_features + refresh + forward.
-    print(f"nnue: update+forward {t['turn: update_state + forward']:.0f} us, refresh+forward "
+    print(f"nnue: update+forward {t['turn: update_to + forward']:.0f} us, refresh+forward "
           f"{t['turn: features + refresh + forward']:.0f} us on 11x11 with 4 snakes")
 
 

@@ -38,7 +38,7 @@ import threading
 import time
 from pathlib import Path
 
-from snake.strategy import DEFAULT_STRATEGY
+from snake.strategies import DEFAULT_STRATEGY
 
 ROOT = Path(__file__).resolve().parent.parent
 BOARDS = ((11, 4), (19, 8))
@@ -53,7 +53,7 @@ def record_games(side: int, snakes: int, games: int, turns: int, seed: int) -> l
     from snake.board import parse_request, state_to_request
     from snake.rules import is_game_over, play_turn
     from snake.setup import new_game
-    from snake.strategy import get_strategy
+    from snake.strategies import get_strategy
 
     player = get_strategy("floodfill")
     out = []

@@ -1,65 +1,67 @@
 """The accumulator: the first layer's pre-activation of one game, kept from turn to turn.
 
-It holds ``b1 + sum W1[f]`` over the active features ``f`` and the active set it was built
-from. From one turn to the next only a few features change (a snake's head moves, its neck
-becomes a body piece, its tail leaves a square, food is eaten), so an update adds the rows
-of the features that appeared and subtracts those that vanished instead of summing every
-active row again. For a quantised network the sum is int32 and exact, so the result is bit
-for bit that of :meth:`Accumulator.refresh`; for a float network it agrees to float32
-rounding.
+It holds ``b1 + sum W1[f]`` over the active features ``f``. From one turn to the next only a
+few features change (a snake's head moves, its neck becomes a body piece, its tail leaves a
+square, food is eaten), so an update adds the rows of the features that appeared and
+subtracts those that vanished instead of summing every active row again. For a quantised
+network the sum is int32 and exact, so the result is bit for bit that of a full refresh;
+for a float network it agrees to float32 rounding.
 
-Two ways in:
+**State, in one form:** the feature encoding the sum was built from, part by part (what
+:func:`nnue.features.feature_parts` gives: each snake, food, hazards), and a count per
+feature of its occurrences in those parts (the encoding is a multiset; a feature is active,
+and its row in the sum, while its count is positive). The sorted active array
+(:attr:`Accumulator.active`) is derived from the counts when asked for.
 
-- :meth:`Accumulator.update` takes the new active set (what
-  :func:`nnue.features.active_features` returns) and finds the difference with the previous
-  one on Python sets: O(size of the sets), about 35 ns per element and pass.
-- :meth:`Accumulator.update_state` takes the state itself. It encodes it part by part
-  (:func:`nnue.features.feature_parts`: each snake, food, hazards) and diffs each part with
-  the same part last turn: an unchanged part (hazards, usually food) is one C-level list
-  comparison; a snake that moved is recognised as its old list shifted by one, so only its
-  head, neck and tail pieces are looked at; anything else falls back to diffing that part
-  as a multiset. A count per active feature keeps the set semantics (a tuple present twice
-  is one input). This is the cheap path a server or search should use.
-
-Both end in one fancy-index gather of every touched row from ``[W1; -W1]``
-(:meth:`Network.signed_w1`: a vanished feature's row comes negated) and one reduction. When
-the difference is not smaller than the new set a full refresh is done instead (no dearer,
-and it resets any float drift).
+**One way in:** :meth:`Accumulator.apply` takes what changed, a
+:class:`nnue.features.FeatureChange` (the occurrences that appeared and vanished, as
+Stockfish's ``DirtyPiece``): the counts turn it into the features switched on and off,
+whose rows are fetched in one fancy-index gather from ``[W1; -W1]``
+(:meth:`Network.signed_w1`: a vanished feature's row comes negated) and summed. When that
+is not smaller than the new set, a full refresh is done instead (no dearer, and it resets
+any float drift). :meth:`Accumulator.update_to` is the convenient form from a state: it
+encodes the state by parts, diffs them with the parts held
+(:func:`nnue.features.feature_change`: an unchanged part is one list comparison, a snake
+that moved only its head, neck and tail pieces) and applies that change, or refreshes when
+the accumulator holds nothing. :meth:`Accumulator.refresh` rebuilds from a list of features.
 
 An accumulator is owned by one game session at a time and is not thread-safe; the pool
-(:mod:`nnue.pool`) hands them out under a lock.
+(:mod:`nnue.pool`) hands them out under a lock. A search gives each node a :meth:`copy` of
+its parent's accumulator, moved on with :meth:`update_to`.
 """
 
 from __future__ import annotations
+
+import operator
+from typing import Iterable
 
 import numpy as np
 
 from snake.board import GameState, Snake
 
-from .features import feature_parts
+from .features import FeatureChange, feature_change, feature_parts
 from .network import INT16_ROWS, Network
-
-_INT32 = np.dtype(np.int32)
 
 
 class Accumulator:
-    """``b1 + sum W1[active]`` for one game, and the ``active`` set it was built from."""
+    """``b1 + sum W1[active]`` for one game, and the feature encoding it was built from."""
 
-    __slots__ = ("network", "acc", "_active", "_set", "_parts", "_counts", "refreshes",
-                 "updates", "columns_touched", "last_columns", "last_refreshed")
+    __slots__ = ("network", "acc", "_counts", "_parts", "_active", "refreshes", "updates",
+                 "columns_touched", "last_columns", "last_refreshed")
 
     def __init__(self, network: Network) -> None:
         self.network = network
         #: the sum, in ``network.acc_dtype`` (int32 when quantised); meaningless while
-        #: :attr:`active` is ``None``
+        #: :attr:`empty`
         self.acc = np.zeros(network.hidden[0], dtype=network.acc_dtype)
-        self._active: np.ndarray | None = None
-        # The same set as a frozenset for the next difference (built lazily; never mutated,
-        # so copies share it).
-        self._set: frozenset[int] | None = None
-        # update_state's memory: last turn's parts and a count per active feature.
-        self._parts: dict[object, list[int]] | None = None
+        # Occurrences of each active feature in the encoding (None: empty). Edited in
+        # place by apply(), so copies get their own.
         self._counts: dict[int, int] | None = None
+        # The encoding by parts the counts come from, for the next feature_change (None:
+        # not known, after refresh() or a change without parts). Never mutated: shared.
+        self._parts: dict[object, list[int]] | None = None
+        # The sorted active array, derived from the counts on demand.
+        self._active: np.ndarray | None = None
         #: counters (for benchmarks and logs): full refreshes, incremental updates, W1 rows
         #: gathered in all, rows gathered by the last call, and whether it refreshed
         self.refreshes = 0
@@ -69,87 +71,97 @@ class Accumulator:
         self.last_refreshed = False
 
     @property
+    def empty(self) -> bool:
+        """Holds no game (new, or reset): the next :meth:`update_to` refreshes."""
+        return self._counts is None
+
+    @property
     def active(self) -> np.ndarray | None:
-        """The sorted unique int32 feature indices the sum was built from, or ``None``."""
+        """The sorted unique int32 feature indices the sum is built from, or ``None``."""
         active = self._active
         if active is None and self._counts is not None:
             active = self._active = np.array(sorted(self._counts), dtype=np.int32)
         return active
 
     def reset(self) -> None:
-        """Forget the game: no active set, counters at zero (what the pool does on release)."""
-        self._active = None
-        self._set = None
-        self._parts = self._counts = None
+        """Forget the game: nothing held, counters at zero (what the pool does on release)."""
+        self._counts = self._parts = self._active = None
         self.acc.fill(0)
         self.refreshes = self.updates = self.columns_touched = self.last_columns = 0
         self.last_refreshed = False
 
-    # --- from an active set -------------------------------------------------------------
+    # --- full refresh -------------------------------------------------------------------
 
-    def refresh(self, active: np.ndarray, *, as_set: frozenset[int] | None = None) -> None:
-        """Rebuild the sum from scratch for ``active`` (unique int32 indices, as
-        :func:`nnue.features.active_features` returns them: sorted). ``as_set``, the same
-        indices as a frozenset, is kept for the next update if given."""
-        active = _as_features(active, self.network)
-        if as_set is not None and len(as_set) != len(active):
-            raise ValueError("as_set does not match the active features")
-        self._store_refresh(active, as_set)
+    def refresh(self, features: Iterable[int]) -> None:
+        """Rebuild the sum from scratch for ``features``: feature indices (a 1-D integer
+        array or a sequence, in any order; an index given twice is one active feature).
+        The parts are not known, so the next :meth:`update_to` refreshes too."""
+        active = _indices(features)
+        if active.size > 1 and not (active[1:] > active[:-1]).all():
+            active, repeats = np.unique(active, return_counts=True)
+            counts = dict(zip(active.tolist(), repeats.tolist()))
+        else:   # sorted and unique, as active_features gives them
+            counts = dict.fromkeys(active.tolist(), 1)
+        if active.size and (active[0] < 0 or active[-1] >= self.network.n_features):
+            raise IndexError("feature index out of range")
+        self._rebuild(counts, None, active)
 
-    def _store_refresh(self, active: np.ndarray, as_set: frozenset[int] | None) -> None:
-        self.acc = self.network.accumulate(active)
-        self._active = active
-        self._set = as_set
-        self._parts = self._counts = None
+    def _rebuild(self, counts: dict[int, int], parts: dict[object, list[int]] | None,
+                 active: np.ndarray | None = None) -> None:
+        """Sum the rows of every feature in ``counts`` (``active``: the same, sorted, if
+        at hand)."""
+        if active is None:
+            self.acc = self.network.accumulate(np.fromiter(counts, np.intp, len(counts)))
+            self._active = None
+        else:
+            self.acc = self.network.accumulate(active)
+            self._active = active.astype(np.int32)   # a copy: the caller keeps its array
+        self._counts = counts
+        self._parts = parts
         self.refreshes += 1
-        self.last_columns = len(active)
-        self.columns_touched += len(active)
+        self.last_columns = len(counts)
+        self.columns_touched += len(counts)
         self.last_refreshed = True
 
-    def update(self, active: np.ndarray, *, as_set: frozenset[int] | None = None) -> None:
-        """Move the sum to ``active``: add the rows of the features that appeared and
-        subtract those that vanished, in one gather. Refreshes when there is no previous
-        set or the difference is at least as large as the new set.
+    # --- the incremental update ---------------------------------------------------------
 
-        ``as_set`` may give the same indices as a frozenset (what
-        :func:`nnue.features.active_features_and_set` returns); it saves building it."""
-        if self._active is None and self._counts is None:
-            self.refresh(active, as_set=as_set)
-            return
-        if not isinstance(active, np.ndarray) or active.ndim != 1:
-            raise TypeError("active features must be a 1-D numpy array of indices")
-        if active.dtype != _INT32:
-            active = _as_features(active, self.network)
-        if as_set is None:
-            as_set = frozenset(active.tolist())
-            if len(as_set) != len(active):
-                raise ValueError("active features must be unique")
-        elif len(as_set) != len(active):
-            raise ValueError("as_set does not match the active features")
-        new_set = as_set
-        old_set = self._set
-        if old_set is None:
-            old_set = (frozenset(self._counts) if self._counts is not None
-                       else frozenset(self._active.tolist()))
-        appeared = new_set - old_set
-        vanished = old_set - new_set
-        n = len(appeared) + len(vanished)
-        if appeared and (min(appeared) < 0 or max(appeared) >= self.network.n_features):
-            raise IndexError("active feature index out of range")
-        if n >= len(active):
-            self._store_refresh(active, new_set)
-            return
-        self._apply(appeared, vanished)
-        self._active = active
-        self._set = new_set
-        self._parts = self._counts = None
+    def apply(self, change: FeatureChange) -> None:
+        """Apply ``change`` (occurrences added and removed) to the encoding held: add the
+        rows of the features switched on, subtract those switched off, in one gather; or
+        refresh when that is not fewer rows than the new set. Keeps ``change.parts`` for
+        the next :meth:`update_to` (``None``: that one refreshes).
 
-    def _apply(self, appeared, vanished) -> None:
-        """Add the rows of ``appeared`` and subtract those of ``vanished``: one gather from
-        ``[W1; -W1]`` (a vanished feature's row comes negated), one sum."""
-        net = self.network
+        Raises ``RuntimeError`` on an empty accumulator, ``ValueError`` when the change
+        removes a feature not held, ``IndexError``/``TypeError`` for an index outside the
+        layout or not an integer; the accumulator is then left as it was."""
+        counts = self._counts
+        if counts is None:
+            raise RuntimeError("accumulator is empty: refresh it or update_to a state first")
+        # Additions first: a feature that one part drops and another brings (the same
+        # piece on the same square) then never leaves the set.
+        added, removed = change.added, change.removed
+        appeared: list[int] = []
+        vanished: list[int] = []
+        _count_up(counts, added, appeared)
+        done = _count_down(counts, removed, vanished)
+        if done < len(removed):
+            _undo(counts, added, removed[:done])
+            raise ValueError(f"change removes feature {removed[done]!r}, which is not active")
+        if appeared and not change.verified:
+            try:
+                if not all(f.__class__ is int for f in appeared):
+                    appeared = [operator.index(f) for f in appeared]
+                if min(appeared) < 0 or max(appeared) >= self.network.n_features:
+                    raise IndexError("feature index out of range")
+            except (IndexError, TypeError):
+                _undo(counts, added, removed)
+                raise
         n = len(appeared) + len(vanished)
+        if n >= len(counts):
+            self._rebuild(counts, change.parts)
+            return
         if n:
+            net = self.network
             f = net.n_features
             # take() on an intp array is several times cheaper than fancy indexing.
             idx = np.array([*appeared, *[v + f for v in vanished]], dtype=np.intp)
@@ -158,80 +170,32 @@ class Accumulator:
                 self.acc += np.add.reduce(rows, 0, net.sum_dtype)
             else:
                 self.acc += net.sum_rows(rows)
+            self._active = None
+        self._parts = change.parts
         self.updates += 1
         self.last_columns = n
         self.columns_touched += n
         self.last_refreshed = False
 
-    # --- from the state -----------------------------------------------------------------
-
-    def update_state(self, state: GameState, you: Snake) -> bool:
-        """Move the sum to the features of ``state`` seen from ``you``, diffing part by
-        part against the previous call (see the module docstring). Returns ``False``, and
-        leaves the accumulator as it was, when the state has no features (ruleset or board
-        without a block, ``you`` not alive): the caller then plays without the network.
-        Gives exactly the sum of ``refresh(active_features(state, you))``."""
+    def update_to(self, state: GameState, you: Snake) -> bool:
+        """Bring the sum to the features of ``state`` seen from ``you``: encode it by parts,
+        diff them with the parts held and :meth:`apply` the change; refresh when the
+        accumulator is empty or does not know its parts. Returns ``False``, and leaves the
+        accumulator as it was, when the state has no features (ruleset or board without a
+        block, ``you`` not alive): the caller then plays without the network. Gives exactly
+        the sum of a refresh with ``active_features(state, you)``."""
         parts = feature_parts(state, you)
         if parts is None:
             return False
-        old_parts, counts = self._parts, self._counts
-        if old_parts is None:
-            # No part-wise memory (first turn, or the last call was an array update).
-            counts = {}
+        old = self._parts
+        if old is None:
+            counts: dict[int, int] = {}
             for part in parts.values():
                 for f in part:
                     counts[f] = counts.get(f, 0) + 1
-            active = np.array(sorted(counts), dtype=np.int32)
-            self.update(active, as_set=frozenset(counts))
-            self._parts, self._counts = parts, counts
-            return True
-        added: list[int] = []
-        removed: list[int] = []
-        matched = 0
-        for key, new in parts.items():
-            old = old_parts.get(key)
-            if old is None:
-                added += new
-                continue
-            matched += 1
-            if old == new:
-                continue
-            if key.__class__ is tuple and len(new) >= 2:
-                k = len(new) - 1
-                if k <= len(old) and new[2:] == old[1:k]:
-                    # The snake moved: new head and neck pieces; old head and tail gone.
-                    added += new[:2]
-                    removed.append(old[0])
-                    removed += old[k:]
-                    continue
-            added += new
-            removed += old
-        if matched < len(old_parts):   # a snake died (or the odd-input part went away)
-            for key, old in old_parts.items():
-                if key not in parts:
-                    removed += old
-        # Additions first: a feature that one part drops and another brings (the same
-        # piece on the same square) then never leaves the set.
-        appeared, vanished = [], []
-        for f in added:
-            c = counts.get(f, 0)
-            counts[f] = c + 1
-            if not c:
-                appeared.append(f)
-        for f in removed:
-            c = counts[f] - 1
-            if c:
-                counts[f] = c
-            else:
-                del counts[f]
-                vanished.append(f)
-        if len(appeared) + len(vanished) >= len(counts):
-            self._store_refresh(np.array(sorted(counts), dtype=np.int32), None)
+            self._rebuild(counts, parts)
         else:
-            self._apply(appeared, vanished)
-            self._active = None   # rebuilt from the counts when asked for
-            self._set = None
-        self._parts, self._counts = parts, counts
+            self.apply(feature_change(old, parts))
         return True
 
     # --- scores -------------------------------------------------------------------------
@@ -239,8 +203,8 @@ class Accumulator:
     def pre_activation(self) -> np.ndarray:
         """The float first-layer pre-activation ``[H1]`` (stack several and pass them to
         ``network.forward`` to score a batch)."""
-        if self._active is None and self._counts is None:
-            raise RuntimeError("accumulator is empty: refresh or update it first")
+        if self._counts is None:
+            raise RuntimeError("accumulator is empty: refresh it or update_to a state first")
         return self.network.pre_activation(self.acc)
 
     def scores(self) -> np.ndarray:
@@ -253,12 +217,11 @@ class Accumulator:
         other = Accumulator.__new__(Accumulator)
         other.network = self.network
         other.acc = self.acc.copy()
-        # These are never mutated in place (updates rebind them), so share...
-        other._active = self._active
-        other._set = self._set
-        other._parts = self._parts
-        # ... but update_state edits the counts in place.
+        # apply() edits the counts in place; the parts and the active array are never
+        # mutated (updates rebind them), so they are shared.
         other._counts = None if self._counts is None else self._counts.copy()
+        other._parts = self._parts
+        other._active = self._active
         other.refreshes = self.refreshes
         other.updates = self.updates
         other.columns_touched = self.columns_touched
@@ -267,23 +230,47 @@ class Accumulator:
         return other
 
 
-def _as_features(active: np.ndarray, network: Network) -> np.ndarray:
-    """Check an index array: 1-D integers, unique and inside the layout; returned as int32.
-    Sorted input (what :func:`nnue.features.active_features` gives) is checked in a few
-    microseconds; unsorted input costs a set. Keeps a bad caller from corrupting the sum."""
-    if not isinstance(active, np.ndarray) or active.ndim != 1:
-        raise TypeError("active features must be a 1-D numpy array of indices")
-    if active.dtype != _INT32:
-        if active.dtype.kind not in "iu" and active.size:
-            raise TypeError(f"active features must be integers, got {active.dtype}")
-        if active.size and (active.min() < 0 or active.max() >= network.w1.shape[0]):
-            raise IndexError("active feature index out of range")
-        active = active.astype(np.int32)
-    if active.size > 1 and not (active[1:] > active[:-1]).all():
-        if len(set(active.tolist())) != active.size:
-            raise ValueError("active features must be unique")
-        if active.min() < 0 or active.max() >= network.w1.shape[0]:
-            raise IndexError("active feature index out of range")
-    elif active.size and (active[0] < 0 or active[-1] >= network.w1.shape[0]):
-        raise IndexError("active feature index out of range")
+def _count_up(counts: dict[int, int], features, switched_on: list[int]) -> None:
+    """Count one more occurrence of each of ``features``; those that were not counted
+    yet go to ``switched_on``."""
+    for f in features:
+        c = counts.get(f, 0)
+        counts[f] = c + 1
+        if not c:
+            switched_on.append(f)
+
+
+def _count_down(counts: dict[int, int], features, switched_off: list[int]) -> int:
+    """Count one occurrence less of each of ``features``; those left with none go to
+    ``switched_off``. Stops at a feature that is not counted; returns how many it took."""
+    done = 0
+    for f in features:
+        c = counts.get(f)
+        if c is None:
+            break
+        if c > 1:
+            counts[f] = c - 1
+        else:
+            del counts[f]
+            switched_off.append(f)
+        done += 1
+    return done
+
+
+def _undo(counts: dict[int, int], added, removed) -> None:
+    """Take back a change of which ``added`` and ``removed`` were counted."""
+    _count_up(counts, removed, [])
+    _count_down(counts, added, [])
+
+
+def _indices(features: Iterable[int]) -> np.ndarray:
+    """Feature indices as a 1-D integer array (range checked by the caller): keeps a bad
+    caller from corrupting the sum."""
+    active = np.asarray(features if isinstance(features, np.ndarray) else list(features))
+    if active.ndim != 1:
+        raise TypeError("features must be a 1-D sequence of indices")
+    if active.size == 0:
+        return np.zeros(0, dtype=np.int32)
+    if active.dtype.kind not in "iu":
+        raise TypeError(f"feature indices must be integers, got {active.dtype}")
     return active

@@ -40,10 +40,14 @@ Index layout: blocks by board size, then ruleset, then row, column and piece::
     offset(7x7) = 0, offset(11x11) = 5880, offset(19x19) = 20400
     index(G, B, x, y, P) = offset(B) + ((G*S + y)*S + x)*20 + P,   S = side of B
 
-Entry points: :func:`active_features` (sorted int32 array), :func:`active_features_and_set`
-(the same and a frozenset), :func:`active_list` (unsorted list, for bulk data generation) and
-:func:`feature_parts` (per snake, food and hazards, for
-:meth:`nnue.accumulator.Accumulator.update_state`).
+This module owns that layout: the rulesets with features (:data:`RULESETS`, in the order
+of ``G``), the board sides (:data:`BOARD_SIDES`) and the 18 blocks (:data:`BLOCKS`, numbered
+in index order; :func:`block_of`, :func:`block_name`). Training data stores these block
+numbers and data generation schedules its games over these names.
+
+Entry points: :func:`active_features` (sorted int32 array) and :func:`feature_parts` (per
+snake, food and hazards); :func:`feature_change` diffs two such encodings into a
+:class:`FeatureChange`, what :meth:`nnue.accumulator.Accumulator.apply` takes.
 
 Speed matters (this runs every turn of every game, for every snake of every position in data
 generation, and at every node of a search), so everything that depends only on the board size
@@ -59,19 +63,26 @@ from __future__ import annotations
 
 from functools import lru_cache
 from itertools import islice
+from typing import Sequence
 
 import numpy as np
 
-from snake.board import GameState, Point, Snake
+from snake.board import GameState, Point, Ruleset, Snake
 
 #: Rulesets with a feature block, in the order of ``G``.
-RULESET_INDEX: dict[str, int] = {
-    "standard": 0, "constrictor": 1, "royale": 2, "wrapped": 3, "solo": 4, "squad": 5,
-}
-N_RULESETS = len(RULESET_INDEX)
+RULESETS: tuple[str, ...] = ("standard", "constrictor", "royale", "wrapped", "solo", "squad")
+RULESET_INDEX: dict[str, int] = {name: g for g, name in enumerate(RULESETS)}
+N_RULESETS = len(RULESETS)
 #: Board sides with a feature block, in the order of ``B``.
 BOARD_SIDES: tuple[int, ...] = (7, 11, 19)
 N_PIECES = 20
+
+#: The feature blocks, one per (ruleset, board side), numbered in the order of the index
+#: layout: by board side, then ruleset. A block's number is its position here; the training
+#: shards store it (:mod:`nnue.train.shards`).
+BLOCKS: tuple[tuple[str, int], ...] = tuple((r, s) for s in BOARD_SIDES for r in RULESETS)
+N_BLOCKS = len(BLOCKS)
+_BLOCK_INDEX: dict[tuple[str, int], int] = {b: k for k, b in enumerate(BLOCKS)}
 
 # Piece numbers (P).
 YOU_HEAD = 0
@@ -86,18 +97,32 @@ SQUADMATE, OPPONENT = 6, 12
 _LEFT, _RIGHT, _DOWN, _UP, _UNDER = 1, 2, 3, 4, 5
 
 
-def _block_offsets() -> dict[int, int]:
-    offsets, total = {}, 0
-    for side in BOARD_SIDES:
-        offsets[side] = total
-        total += N_RULESETS * side * side * N_PIECES
-    return offsets
+def _block_offsets() -> tuple[tuple[int, ...], int]:
+    offsets, total = [], 0
+    for _, side in BLOCKS:
+        offsets.append(total)
+        total += side * side * N_PIECES
+    return tuple(offsets), total
 
 
-#: First index of each board size's block.
-BOARD_OFFSET: dict[int, int] = _block_offsets()
-N_FEATURES: int = sum(N_RULESETS * s * s * N_PIECES for s in BOARD_SIDES)
+#: First index of each block (by block number), and the number of features.
+BLOCK_OFFSET, N_FEATURES = _block_offsets()
+#: First index of each board size's blocks (SPEC's ``offset(B)``).
+BOARD_OFFSET: dict[int, int] = {side: BLOCK_OFFSET[_BLOCK_INDEX[(RULESETS[0], side)]]
+                                for side in BOARD_SIDES}
 assert N_FEATURES == 63720 and BOARD_OFFSET == {7: 0, 11: 5880, 19: 20400}
+
+
+def block_of(ruleset: str, side: int) -> int | None:
+    """The number of the block of a ruleset name and board side, or ``None`` when the
+    network has no block for them."""
+    return _BLOCK_INDEX.get((ruleset, side))
+
+
+def block_name(block: int) -> str:
+    """``"standard 11x11"`` for a block number."""
+    ruleset, side = BLOCKS[int(block)]
+    return f"{ruleset} {side}x{side}"
 
 
 def feature_index(ruleset: int, side: int, x: int, y: int, piece: int) -> int:
@@ -107,20 +132,19 @@ def feature_index(ruleset: int, side: int, x: int, y: int, piece: int) -> int:
         raise ValueError(f"no feature block for board side {side}")
     if not (0 <= ruleset < N_RULESETS and 0 <= x < side and 0 <= y < side and 0 <= piece < N_PIECES):
         raise ValueError(f"feature tuple out of range: G={ruleset} S={side} x={x} y={y} P={piece}")
-    return BOARD_OFFSET[side] + ((ruleset * side + y) * side + x) * N_PIECES + piece
+    return BLOCK_OFFSET[_BLOCK_INDEX[(RULESETS[ruleset], side)]] + (y * side + x) * N_PIECES + piece
 
 
 def describe(index: int) -> tuple[int, int, int, int, int]:
     """The tuple ``(G, side, x, y, P)`` of a feature index (the inverse of :func:`feature_index`)."""
     if not 0 <= index < N_FEATURES:
         raise ValueError(f"feature index {index} outside 0..{N_FEATURES - 1}")
-    for side in reversed(BOARD_SIDES):
-        if index >= BOARD_OFFSET[side]:
-            rest = index - BOARD_OFFSET[side]
-            rest, piece = divmod(rest, N_PIECES)
-            rest, x = divmod(rest, side)
-            ruleset, y = divmod(rest, side)
-            return ruleset, side, x, y, piece
+    for block in reversed(range(N_BLOCKS)):
+        if index >= BLOCK_OFFSET[block]:
+            ruleset, side = BLOCKS[block]
+            rest, piece = divmod(index - BLOCK_OFFSET[block], N_PIECES)
+            y, x = divmod(rest, side)
+            return RULESET_INDEX[ruleset], side, x, y, piece
     raise AssertionError("unreachable")
 
 
@@ -136,10 +160,11 @@ class _Layout:
 
     __slots__ = ("side", "wraps", "square", "direction", "head", "pair", "food", "hazard")
 
-    def __init__(self, ruleset: int, side: int, wraps: bool) -> None:
+    def __init__(self, block: int) -> None:
+        ruleset, side = BLOCKS[block]
         self.side = side
-        self.wraps = wraps
-        base = BOARD_OFFSET[side] + ruleset * side * side * N_PIECES
+        self.wraps = wraps = Ruleset(ruleset).wraps
+        base = BLOCK_OFFSET[block]
         #: on-board point -> index of piece 0 on that square
         self.square: dict[Point, int] = {
             (x, y): base + (y * side + x) * N_PIECES for y in range(side) for x in range(side)
@@ -187,17 +212,17 @@ class _Layout:
 
 
 @lru_cache(maxsize=None)
-def _layout(ruleset: int, side: int) -> _Layout:
-    return _Layout(ruleset, side, wraps=(ruleset == RULESET_INDEX["wrapped"]))
+def _layout(block: int) -> _Layout:
+    return _Layout(block)
 
 
 def layout_for(state: GameState) -> _Layout | None:
     """The block of ``state``'s ruleset and board, or ``None`` when it has none."""
     board = state.board
-    g = RULESET_INDEX.get(state.game.ruleset.name)
-    if g is None or board.width != board.height or board.width not in BOARD_OFFSET:
+    if board.width != board.height:
         return None
-    return _layout(g, board.width)
+    block = _BLOCK_INDEX.get((state.game.ruleset.name, board.width))
+    return None if block is None else _layout(block)
 
 
 def _owners(snakes: list[Snake], you: Snake):
@@ -229,7 +254,7 @@ def _layout_and_owners(state: GameState, you: Snake):
     return None if owners is None else (lay, owners)
 
 
-def active_list(state: GameState, you: Snake) -> list[int] | None:
+def _active_list(state: GameState, you: Snake) -> list[int] | None:
     """The active feature indices as a Python list (unsorted, may repeat), or ``None``.
 
     This is the cheap core of :func:`active_features`, for callers (data generation) that
@@ -256,8 +281,8 @@ def active_list(state: GameState, you: Snake) -> list[int] | None:
 
 def feature_parts(state: GameState, you: Snake) -> dict[object, list[int]] | None:
     """The active features split by what produces them, for incremental updates
-    (:meth:`nnue.accumulator.Accumulator.update_state`), or ``None`` as for
-    :func:`active_features`.
+    (:func:`feature_change`, :meth:`nnue.accumulator.Accumulator.update_to`), or ``None``
+    as for :func:`active_features`.
 
     Keys: ``("snake", id)`` for each living snake (its head, then ``body[1]``,
     ``body[2]``, ... in order, so that after a move the list is the old one shifted by one),
@@ -284,6 +309,73 @@ def feature_parts(state: GameState, you: Snake) -> dict[object, list[int]] | Non
     parts["food"] = food
     parts["hazards"] = hazards
     return parts
+
+
+class FeatureChange:
+    """What changed in a feature encoding from one state to the next: the feature
+    occurrences that appeared (``added``) and vanished (``removed``), as Stockfish's
+    ``DirtyPiece`` describes a move. Occurrences, not features: the encoding is a multiset
+    (a tuple present twice, like three stacked segments, occurs twice), and a feature is on
+    while it occurs at least once, so removing one of two occurrences changes nothing.
+
+    ``parts``, when known, is the encoding the change leads to (what :func:`feature_parts`
+    gave for the new state); the accumulator keeps it to diff the next state against.
+    ``verified`` is true only for changes made by :func:`feature_change` from two
+    encodings, whose indices are valid by construction; the accumulator checks the
+    indices of any other change."""
+
+    __slots__ = ("added", "removed", "parts", "verified")
+
+    def __init__(self, added: Sequence[int] = (), removed: Sequence[int] = (),
+                 parts: dict[object, list[int]] | None = None) -> None:
+        self.added = added
+        self.removed = removed
+        self.parts = parts
+        self.verified = False
+
+    def __len__(self) -> int:
+        """Occurrences added and removed (an upper bound on the rows an update touches)."""
+        return len(self.added) + len(self.removed)
+
+    def __repr__(self) -> str:
+        return f"FeatureChange(added={list(self.added)}, removed={list(self.removed)})"
+
+
+def feature_change(old: dict[object, list[int]], new: dict[object, list[int]]) -> FeatureChange:
+    """The change from the encoding ``old`` to ``new`` (both from :func:`feature_parts`),
+    part by part: an unchanged part (hazards, usually food) is one C-level list
+    comparison; a snake that moved is recognised as its old list shifted by one, so only
+    its new head and neck and its old head and tail pieces count; anything else is the
+    whole old part removed and the whole new part added. Parts only in ``old`` (a snake
+    that died) are removed, parts only in ``new`` added."""
+    added: list[int] = []
+    removed: list[int] = []
+    matched = 0
+    for key, part in new.items():
+        before = old.get(key)
+        if before is None:
+            added += part
+            continue
+        matched += 1
+        if before == part:
+            continue
+        if key.__class__ is tuple and len(part) >= 2:
+            k = len(part) - 1
+            if k <= len(before) and part[2:] == before[1:k]:
+                # The snake moved: new head and neck pieces; old head and tail gone.
+                added += part[:2]
+                removed.append(before[0])
+                removed += before[k:]
+                continue
+        added += part
+        removed += before
+    if matched < len(old):   # a snake died (or the odd-input part went away)
+        for key, before in old.items():
+            if key not in new:
+                removed += before
+    change = FeatureChange(added, removed, new)
+    change.verified = True
+    return change
 
 
 def _active_list_slow(state: GameState, lay: _Layout, owners) -> list[int]:
@@ -324,19 +416,7 @@ def active_features(state: GameState, you: Snake) -> np.ndarray | None:
     ``you`` (matched by id among the board's living snakes), or ``None`` when the ruleset
     or board size has no block or ``you`` is not a living snake on the board (then the
     caller plays without the network)."""
-    found = active_list(state, you)
+    found = _active_list(state, you)
     if found is None:
         return None
     return np.array(sorted(set(found)), dtype=np.int32)
-
-
-def active_features_and_set(state: GameState,
-                            you: Snake) -> tuple[np.ndarray, frozenset[int]] | None:
-    """:func:`active_features` together with the same indices as a ``frozenset``, which
-    the encoder builds anyway: pass it as ``Accumulator.update(active, as_set=...)`` and the
-    update skips rebuilding it (the set difference is most of an update's Python work)."""
-    found = active_list(state, you)
-    if found is None:
-        return None
-    as_set = frozenset(found)
-    return np.array(sorted(as_set), dtype=np.int32), as_set

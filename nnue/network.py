@@ -55,12 +55,14 @@ from typing import Any
 
 import numpy as np
 
+from snake.rules import MOVES
+
 from .features import N_FEATURES
 
 FORMAT = "nuppeppou-nnue"
 VERSION = 1
-N_OUTPUTS = 4
-OUTPUT_ORDER = ("up", "down", "left", "right")
+#: One output per move, in the order of :data:`snake.rules.MOVES` (up, down, left, right).
+N_OUTPUTS = len(MOVES)
 HIDDEN = (512, 512)
 
 #: The shipped network, committed in the repository.
@@ -261,7 +263,7 @@ class Network:
                 "outputs": N_OUTPUTS,
                 "activation": "relu",
                 "output_activation": "sigmoid",
-                "output_order": list(OUTPUT_ORDER),
+                "output_order": list(MOVES),
             },
             "quantisation": {
                 "w1": "int8, symmetric, one float32 scale per hidden unit (w1_scale); "
@@ -323,9 +325,9 @@ class Network:
             raise NetworkFileError(f"{where}: architecture {arch.get('features')} -> ... -> "
                                    f"{arch.get('outputs')} does not match {N_FEATURES} -> ... -> "
                                    f"{N_OUTPUTS}")
-        if list(arch.get("output_order") or []) != list(OUTPUT_ORDER):
+        if list(arch.get("output_order") or []) != list(MOVES):
             raise NetworkFileError(f"{where}: output order {arch.get('output_order')} is not "
-                                   f"{list(OUTPUT_ORDER)}")
+                                   f"{list(MOVES)}")
         hidden = arch.get("hidden")
         _check_shapes(arrays, quantised=True, error=NetworkFileError, where=where, hidden=hidden)
         digest = _checksum(arrays)

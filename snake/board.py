@@ -14,20 +14,18 @@ Conventions (those of the official API):
 - ``Board.snakes`` holds every snake of the game. On the wire only living snakes are sent;
   the rules engine keeps eliminated ones (``eliminated_cause`` set, body frozen) so that
   a game can be replayed and scored.
-- Moves are the strings ``up``, ``down``, ``left``, ``right``; :data:`MOVES` gives the order
-  used to break ties and to lay out the network's outputs.
+- Moves are the strings ``up``, ``down``, ``left``, ``right`` (:data:`snake.rules.MOVES`).
+
+The model states facts about a game and holds no rule: moving, colliding, feeding and
+the geometry of moves are :mod:`snake.rules`, which imports this module (never the reverse).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 Point = tuple[int, int]
-
-MOVES: tuple[str, ...] = ("up", "down", "left", "right")
-DELTAS: dict[str, Point] = {"up": (0, 1), "down": (0, -1), "left": (-1, 0), "right": (1, 0)}
 
 #: Rulesets this model understands. ``wrapped_constrictor`` is sent by the official engine;
 #: ``squad`` was dropped by it in 2022 and is played as its last release did.
@@ -93,10 +91,6 @@ class Ruleset:
     @property
     def squad(self) -> bool:
         return self.name == "squad"
-
-    @property
-    def known(self) -> bool:
-        return self.name in RULESETS
 
 
 @dataclass(slots=True)
@@ -221,16 +215,6 @@ class GameState:
     def ruleset(self) -> Ruleset:
         return self.game.ruleset
 
-    def step(self, point: Point, move: str) -> Point:
-        """The square one ``move`` away from ``point``. In wrapped modes it wraps around
-        the edges; otherwise it may lie off the board."""
-        dx, dy = DELTAS[move]
-        x, y = point[0] + dx, point[1] + dy
-        if self.game.ruleset.wraps:
-            x %= self.board.width
-            y %= self.board.height
-        return (x, y)
-
     def copy(self) -> GameState:
         return GameState(self.game, self.turn, self.board.copy())
 
@@ -247,29 +231,6 @@ class MoveRequest:
     #: When the request arrived (``time.perf_counter``), set by the server: the move is due
     #: ``game.timeout`` ms after it. ``None`` for requests built elsewhere.
     received: float | None = None
-
-
-@lru_cache(maxsize=64)
-def neighbour_table(width: int, height: int, wraps: bool) -> tuple[tuple[int, ...], ...]:
-    """For each square index ``y * width + x``, the indices of its neighbours in
-    :data:`MOVES` order: those on the board, or all four across the edges when ``wraps``
-    (a square is never its own neighbour, as on a 1-wide wrapped board). For the
-    grid searches of flood fill and board control."""
-    table = []
-    for y in range(height):
-        for x in range(width):
-            out = []
-            for dx, dy in DELTAS.values():
-                nx, ny = x + dx, y + dy
-                if wraps:
-                    nx %= width
-                    ny %= height
-                elif not (0 <= nx < width and 0 <= ny < height):
-                    continue
-                if (nx, ny) != (x, y):
-                    out.append(ny * width + nx)
-            table.append(tuple(out))
-    return tuple(table)
 
 
 class RequestError(ValueError):
@@ -347,7 +308,10 @@ def _snake(obj: Any, path: str) -> Snake:
     )
 
 
-def _settings(obj: Any, path: str) -> Settings:
+def parse_settings(obj: Any, path: str = "game.ruleset.settings") -> Settings:
+    """``ruleset.settings`` as sent on the wire (also in recorded games): every field
+    optional (absent or ``null``: the engine's default), numbers integral, flags booleans;
+    unknown keys ignored. Raises :class:`RequestError` naming the field (under ``path``)."""
     d = Settings()
     royale = _get(obj, "royale", path, dict, {})
     squad = _get(obj, "squad", path, dict, {})
@@ -371,8 +335,7 @@ def parse_game(obj: Any) -> Game:
     ruleset = Ruleset(
         name=_short_str(ruleset_obj, "name", "game.ruleset", "standard"),
         version=_short_str(ruleset_obj, "version", "game.ruleset", ""),
-        settings=_settings(_get(ruleset_obj, "settings", "game.ruleset", dict, {}),
-                           "game.ruleset.settings"),
+        settings=parse_settings(_get(ruleset_obj, "settings", "game.ruleset", dict, {})),
     )
     timeout = _get(game, "timeout", "game", int, 500)
     if not 1 <= timeout <= 60_000:

@@ -15,6 +15,9 @@ next line of the same game must start from it, and ``game_over_after`` must agre
 
 Prints one line per file, ``FILE: N turns, M mismatches``, then
 ``conformance: N passed, M failed`` (files); exits 1 on any mismatch.
+
+This module is also the one reader of recorded turns: :func:`read_lines` (the lines),
+:func:`game_from_line` and :func:`state_from_vector` (the game and states of a line).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from .board import Board, Game, GameState, Ruleset, Settings, Snake
+from .board import Board, Game, GameState, Ruleset, Snake, parse_settings
 from .maps import food_spawn_squares, get_map, is_royale_shrink_turn
 from .rules import apply_rules, is_game_over
 
@@ -52,25 +55,12 @@ def read_lines(path: str | Path) -> Iterator[dict[str, Any]]:
                     raise ValueError(f"{path}:{number}: not JSON ({e.msg})") from None
 
 
-def settings_from_wire(obj: dict[str, Any]) -> Settings:
-    royale = obj.get("royale") or {}
-    squad = obj.get("squad") or {}
-    d = Settings()
-    return Settings(
-        food_spawn_chance=int(obj.get("foodSpawnChance", d.food_spawn_chance)),
-        minimum_food=int(obj.get("minimumFood", d.minimum_food)),
-        hazard_damage_per_turn=int(obj.get("hazardDamagePerTurn", d.hazard_damage_per_turn)),
-        shrink_every_n_turns=int(royale.get("shrinkEveryNTurns", d.shrink_every_n_turns)),
-        allow_body_collisions=bool(squad.get("allowBodyCollisions", False)),
-        shared_elimination=bool(squad.get("sharedElimination", False)),
-        shared_health=bool(squad.get("sharedHealth", False)),
-        shared_length=bool(squad.get("sharedLength", False)),
-    )
-
-
 def game_from_line(line: dict[str, Any]) -> Game:
+    """The game of a recorded line: its id, map and ruleset, whose settings are read as a
+    request's are (:func:`snake.board.parse_settings`)."""
     rs = line["ruleset"]
-    ruleset = Ruleset(name=rs["name"], settings=settings_from_wire(rs.get("settings") or {}))
+    ruleset = Ruleset(name=rs["name"],
+                      settings=parse_settings(rs.get("settings") or {}, "ruleset.settings"))
     return Game(id=str(line.get("game_id", "")), ruleset=ruleset, map=line.get("map", "standard"))
 
 

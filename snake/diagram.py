@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from .board import Board, Game, GameState, MoveRequest, Point, Ruleset, Settings, Snake
+from .rules import MOVES, step
 
 
 def from_ascii(
@@ -75,13 +76,7 @@ def from_ascii(
                 raise ValueError(f"unknown cell {c!r} at {p}")
 
     def neighbours(p: Point) -> list[Point]:
-        out = []
-        for dx, dy in ((0, 1), (0, -1), (-1, 0), (1, 0)):
-            x, y = p[0] + dx, p[1] + dy
-            if wraps:
-                x, y = x % width, y % height
-            out.append((x, y))
-        return out
+        return [step(p, move, width, height, wraps) for move in MOVES]
 
     snakes: list[Snake] = []
     for letter in sorted(heads):

@@ -15,10 +15,12 @@ import os
 import sys
 from typing import Any, TextIO
 
-from .board import MOVES, MoveRequest, RequestError, parse_request
+from .board import MoveRequest, RequestError, parse_request
+from .decision import Decision
 from .diagram import to_ascii
-from .moves import MoveFilter
-from .strategy import DEFAULT_STRATEGY, Decision, get_strategy
+from .rules import MOVES
+from .search.result import SearchResult
+from .strategies import DEFAULT_STRATEGY, get_strategy
 
 
 def explain(request: MoveRequest, decision: Decision, strategy: str) -> str:
@@ -39,7 +41,7 @@ def explain(request: MoveRequest, decision: Decision, strategy: str) -> str:
         lines.append(f"  you ({you.id}) are not on the board")
     lines += ["", to_ascii(state), ""]
 
-    verdict: MoveFilter | None = decision.details.get("filter")
+    verdict = decision.filter
     if verdict is not None:
         lines.append("filter:")
         for move in MOVES:
@@ -48,44 +50,46 @@ def explain(request: MoveRequest, decision: Decision, strategy: str) -> str:
             else:
                 risky = "  (risky, kept: every move left is risky)" if move in verdict.risky else ""
                 lines.append(f"  {move:<5}  allowed{risky}")
-    method = decision.details.get("method", strategy)
-    scores: dict[str, float] | None = decision.details.get("scores")
-    if "nnue" in decision.details:
-        lines.append(f"nnue: {decision.details['nnue']}")
-    if scores:
+    method = decision.method or strategy
+    if decision.note:
+        lines.append(f"nnue: {decision.note}")
+    if decision.scores:
         label = "NNUE scores (win probability)" if method == "nnue" else "flood-fill sums"
         lines.append(f"{label}:")
         for move in MOVES:
-            if move in scores:
-                lines.append(f"  {move:<5}  {scores[move]:.4f}")
-    search = decision.details.get("search")
-    if search:
-        lines += _explain_search(search, letters)
-    if "candidates" in decision.details:
-        lines.append(f"candidates: {', '.join(decision.details['candidates'])}")
+            if move in decision.scores:
+                lines.append(f"  {move:<5}  {decision.scores[move]:.4f}")
+    if decision.search is not None:
+        lines += _explain_search(decision.search, letters)
+    if decision.candidates:
+        lines.append(f"candidates: {', '.join(decision.candidates)}")
     lines.append(f"move: {decision.move}  (strategy {strategy}, by {method})")
     if decision.shout:
         lines.append(f"shout: {decision.shout}")
     return "\n".join(lines)
 
 
-def _explain_search(search: dict[str, Any], letters: dict[str, str]) -> list[str]:
+def _explain_search(search: SearchResult, letters: dict[str, str]) -> list[str]:
     """The search's summary: what it searched, how deep, and the line it expects."""
     lines = [
-        f"search: {search.get('algorithm')} with {search.get('evaluator')} evaluation, "
-        f"depth {search.get('depth')}, {search.get('nodes')} nodes, "
-        f"{search.get('elapsed_ms')} ms, stopped: {search.get('stopped')}",
+        f"search: {search.algorithm} with {search.evaluator} evaluation, "
+        f"depth {search.depth}, {search.nodes} nodes, "
+        f"{search.since_arrival_ms} ms, stopped: {search.stopped}",
+        f"  score {search.score:.4f}",
     ]
-    if search.get("score") is not None:
-        lines.append(f"  score {search['score']:.4f}")
-    iterations = search.get("iterations") or []
-    if iterations:   # (depth, best move, score, nodes so far, ms so far) per completed iteration
+    if search.note:
+        lines.append(f"  nnue: {search.note}")
+    if search.iterations:
         lines.append("  iterations: " + ", ".join(
-            f"depth {it[0]} {it[1]} at {it[4]} ms" for it in iterations if len(it) >= 5))
-    root = search.get("scores") or {}
-    if root:
-        lines.append("  root scores: " + ", ".join(f"{m} {v:.4f}" for m, v in root.items()))
-    for ply, moves in enumerate(search.get("pv") or [], start=1):
+            f"depth {depth} {move} at {ms} ms" for depth, move, _, _, ms in search.iterations))
+    searched = [letters.get(sid, sid) for sid in search.opponents]
+    cheap = [letters.get(sid, sid) for sid in search.cheap]
+    if searched or cheap:
+        lines.append(f"  opponents searched: {', '.join(searched) or 'none'}; "
+                     f"played cheaply: {', '.join(cheap) or 'none'}")
+    if search.scores:
+        lines.append("  root scores: " + ", ".join(f"{m} {v:.4f}" for m, v in search.scores.items()))
+    for ply, moves in enumerate(search.pv, start=1):
         joint = ", ".join(f"{letters.get(sid, sid)} {move}" for sid, move in moves.items())
         lines.append(f"  pv {ply}: {joint}")
     return lines

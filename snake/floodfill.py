@@ -1,16 +1,16 @@
 """Flood fill: the fallback that scores a move by the room it leads into (SPEC §2 step 4).
 
 For each move, the region the move enters is the square it leads to plus every square
-reachable from there through squares that are free after this turn's movement (the tail
-rule of :mod:`snake.moves`: a tail square is free iff that snake did not just eat and the
-ruleset is not a constrictor one; squadmates' bodies are free with squad
+reachable from there through squares that are free after this turn's movement
+(:func:`snake.rules.obstacles_after_move`: a tail square is free iff that snake did not just
+eat and the ruleset is not a constrictor one; squadmates' bodies are free with squad
 ``allowBodyCollisions``; edges wrap in wrapped rulesets). The region is worth the sum of its
 squares: an empty square 1, a hazard square 1/16, a food square the health ``you`` would
 restore by eating it now, ``100 − health`` (food on a hazard counts as food). A move into a
 square that is not free, or off the board, is worth 0.
 
 Every value is a multiple of 1/16, so the sums are exact and ties are exact ties, broken by
-:data:`~snake.board.MOVES` order by :func:`best_move`.
+:data:`~snake.rules.MOVES` order by :func:`best_move`.
 
 The board is held as a flat ``bytearray`` indexed ``y * width + x`` with cached neighbour
 tables, and each connected region is filled once even when several moves enter it.
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .board import MOVES, GameState, Snake, neighbour_table
-from .moves import occupied_after_move
+from .board import GameState, Snake
+from .rules import MOVES, neighbour_table, next_square, obstacles_after_move
 
 HAZARD_VALUE = 1.0 / 16.0
 _FREE, _HAZARD, _FOOD = 1, 2, 3
@@ -39,7 +39,7 @@ def free_grid(state: GameState, you: Snake) -> bytearray:
     for x, y in board.food:
         if 0 <= x < width and 0 <= y < height:
             grid[y * width + x] = _FOOD
-    for x, y in occupied_after_move(state, you):
+    for x, y in obstacles_after_move(state, you):
         if 0 <= x < width and 0 <= y < height:
             grid[y * width + x] = 0
     return grid
@@ -57,7 +57,7 @@ def flood_fill_scores(state: GameState, you: Snake, moves: Iterable[str] = MOVES
 
     scores: dict[str, float] = {}
     for move in moves:
-        square = state.step(you.head, move)
+        square = next_square(state, you.head, move)
         if not board.in_bounds(square) or not you.alive:
             scores[move] = 0.0
             continue

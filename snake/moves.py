@@ -21,9 +21,10 @@ A surviving move is **risky** when its square is next to the head of a living sn
 not ``you``'s squadmate and is at least as long as ``you``: a head-to-head there loses or
 draws. Risky moves are dropped as well, unless every move left is risky.
 
-When ``you`` is not alive (eliminated, or not on the board) every move is removed. The
-geometry (the square a move leads to, what is on the board) comes from :mod:`snake.board`;
-this module never advances the game, the rules engine (:mod:`snake.rules`) does.
+When ``you`` is not alive (eliminated, or not on the board) every move is removed. What a
+body blocks after this turn's movement and which moves are certain death are asked of
+:mod:`snake.rules.occupancy`; this module adds the health rule and the head-to-head risk,
+and never advances the game.
 """
 
 from __future__ import annotations
@@ -31,12 +32,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .board import MOVES, GameState, Point, Snake
+from .board import GameState, Point, Snake
+from .rules import BODY, MOVES, NECK, WALL, fatal_reason, next_square, obstacles_after_move
 
-# Reasons a move is removed, as shown by ``python -m snake.explain``.
-NECK = "back onto own neck"
-WALL = "off the board"
-BODY = "into a body"
+__all__ = ["MoveFilter", "filter_moves", "NECK", "WALL", "BODY", "HEALTH", "RISKY", "DEAD"]
+
+# Reasons a move is removed, as shown by ``python -m snake.explain`` (the first three are
+# the rules' own: :func:`snake.rules.fatal_reason`).
 HEALTH = "out of health"
 RISKY = "risky head-to-head"
 DEAD = "you are not alive"
@@ -46,7 +48,7 @@ DEAD = "you are not alive"
 class MoveFilter:
     """The filter's verdict for one snake and state.
 
-    ``allowed``: the moves left, in :data:`~snake.board.MOVES` order (empty when every move
+    ``allowed``: the moves left, in :data:`~snake.rules.MOVES` order (empty when every move
     is certain death). ``removed``: each removed move with its reason. ``risky``: the
     surviving moves that risk a head-to-head (dropped from ``allowed`` unless all are)."""
 
@@ -55,39 +57,13 @@ class MoveFilter:
     risky: tuple[str, ...] = ()
 
 
-def bodies_pass_through_squadmates(state: GameState) -> bool:
-    """In squad mode with ``allowBodyCollisions``, squadmates' bodies are no obstacle."""
-    return state.ruleset.squad and state.ruleset.settings.allow_body_collisions
-
-
-def tail_stays(state: GameState, snake: Snake) -> bool:
-    """The tail square is still occupied after this turn's movement: the snake just ate
-    (last two segments equal) or every snake grows (constrictor rulesets)."""
-    return state.ruleset.constrictor or snake.just_ate
-
-
-def occupied_after_move(state: GameState, you: Snake) -> set[Point]:
-    """The squares that a snake body occupies once every snake has moved this turn, as
-    obstacles for ``you`` (squadmates excluded when bodies pass through them)."""
-    passable_mates = bodies_pass_through_squadmates(state)
-    occupied: set[Point] = set()
-    for snake in state.board.snakes:
-        if not snake.alive:
-            continue
-        if passable_mates and you.is_squadmate(snake):
-            continue
-        body = snake.body
-        occupied.update(body if tail_stays(state, snake) else body[:-1])
-    return occupied
-
-
 def filter_moves(state: GameState, you: Snake) -> MoveFilter:
     """Apply the filter described in the module docstring."""
     if not you.alive or state.board.snake(you.id) is None:
         return MoveFilter((), {m: DEAD for m in MOVES}, ())
 
     board = state.board
-    occupied = occupied_after_move(state, you)
+    obstacles = obstacles_after_move(state, you)
     food = set(board.food)
     hazards = Counter(board.hazards)
     damage = state.ruleset.settings.hazard_damage_per_turn
@@ -95,24 +71,21 @@ def filter_moves(state: GameState, you: Snake) -> MoveFilter:
         s for s in board.snakes
         if s.alive and s.id != you.id and not you.is_squadmate(s) and s.length >= you.length
     ]
-    danger: set[Point] = {state.step(s.head, m) for s in threats for m in MOVES}
+    danger: set[Point] = {next_square(state, s.head, m) for s in threats for m in MOVES}
 
     removed: dict[str, str] = {}
     safe: list[str] = []
     for move in MOVES:
-        square = state.step(you.head, move)
-        if you.neck is not None and square == you.neck and you.neck != you.head:
-            removed[move] = NECK
-        elif not board.in_bounds(square):
-            removed[move] = WALL
-        elif square in occupied:
-            removed[move] = BODY
+        square = next_square(state, you.head, move)
+        reason = fatal_reason(state, you, move, obstacles)
+        if reason:
+            removed[move] = reason
         elif square not in food and you.health - 1 - damage * hazards[square] <= 0:
             removed[move] = HEALTH
         else:
             safe.append(move)
 
-    risky = tuple(m for m in safe if state.step(you.head, m) in danger)
+    risky = tuple(m for m in safe if next_square(state, you.head, m) in danger)
     if risky and len(risky) < len(safe):
         for move in risky:
             removed[move] = RISKY

@@ -2,8 +2,8 @@
 
 A session is keyed by ``(game.id, you.id)``: two of our snakes may play in the same game.
 It holds the accumulator leased from the process's recycle stack
-(:class:`nnue.pool.AccumulatorPool`, 32 slots), which remembers the previous turn's active
-feature set so that the next turn is an incremental update.
+(:class:`nnue.pool.AccumulatorPool`, 32 slots), which remembers the feature encoding of the
+previous turn so that the next turn is an incremental update.
 
 Life of a session:
 
@@ -21,8 +21,8 @@ Life of a session:
   seconds (120 by default) is reclaimed the same way. Reclamation runs lazily at every
   request (a sweep of the session table; there are few sessions per process).
 
-The cache never changes results: the accumulator compares the new active set with the one it
-was built from (whatever turn that was, even a later one from a replayed request), so its
+The cache never changes results: the accumulator diffs the new state's features with those
+it was built from (whatever turn that was, even a later one from a replayed request), so its
 scores always equal a full refresh of the state it is given.
 """
 

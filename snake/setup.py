@@ -32,6 +32,7 @@ passed in, so a game is reproduced from its seed.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Sequence
 
 from .board import MAX_BOARD_SIDE, Board, Game, GameState, Point, Ruleset, Settings, Snake
@@ -48,16 +49,17 @@ class SetupError(ValueError):
     """A game that cannot be set up (too many snakes, no room, bad arguments)."""
 
 
-def make_ruleset(name: str) -> Ruleset:
-    """A ruleset with the engine's default settings; ``squad`` gets all four squad
-    settings on (as the official squad mode played)."""
-    settings = Settings()
+def make_ruleset(name: str, settings: Settings | None = None, *, version: str = "") -> Ruleset:
+    """A ruleset named ``name`` with ``settings`` (default: the engine's defaults; never
+    modified); ``squad`` gets all four squad settings on (as the official squad mode
+    played), whatever ``settings`` says of them."""
+    settings = replace(settings) if settings is not None else Settings()
     if name == "squad":
         settings.allow_body_collisions = True
         settings.shared_elimination = True
         settings.shared_health = True
         settings.shared_length = True
-    return Ruleset(name=name, settings=settings)
+    return Ruleset(name=name, version=version, settings=settings)
 
 
 def new_game(

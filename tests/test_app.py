@@ -10,9 +10,10 @@ import pytest
 from app import MAX_BODY_BYTES, SERVER_NAME, create_app
 from nnue.network import Network
 from snake import __version__
-from snake.board import MOVES, state_to_request
+from snake.board import state_to_request
+from snake.rules import MOVES
 from snake.diagram import from_ascii
-from snake.strategy import Decision
+from snake.decision import Decision
 from tests.test_sessions import play
 
 

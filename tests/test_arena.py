@@ -194,14 +194,15 @@ def test_seed_players_get_a_network_accumulator_each(capsys, tmp_path, monkeypat
 def test_later_strategies_play_and_slow_built_ins_miss_their_turn(capsys, monkeypatch):
     import time
 
-    from snake import strategy
+    from snake import strategies as strategy
+    from snake.decision import Decision
 
     class Slowpoke:
         name = "slowpoke"
 
         def choose(self, request, accumulator):
             time.sleep(0.03)
-            return strategy.Decision("left")
+            return Decision("left")
 
     monkeypatch.setattr(strategy, "_REGISTRY", dict(strategy._REGISTRY))
     monkeypatch.setattr(strategy, "STRATEGIES", strategy.STRATEGIES)

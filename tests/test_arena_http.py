@@ -16,7 +16,7 @@ from snake.arena.__main__ import main
 from snake.arena.players import HttpSeat
 from snake.arena.replay import read_replay
 from snake.board import parse_request
-from snake.strategy import get_strategy
+from snake.strategies import get_strategy
 
 LAST_LINE = re.compile(r"^arena: (\d+) wins, (\d+) draws, (\d+) losses for (\S+)$")
 

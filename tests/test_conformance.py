@@ -123,3 +123,20 @@ def test_unreadable_file_fails(tmp_path, capsys):
     assert main([str(bad), str(tmp_path / "missing.jsonl")]) == 1
     out = capsys.readouterr().out
     assert "cannot read" in out and out.splitlines()[-1] == "conformance: 0 passed, 2 failed"
+
+
+def test_recorded_settings_are_read_as_a_request_reads_them():
+    from snake.board import RequestError, Settings, parse_request
+    from snake.conformance import game_from_line
+    wire = {"foodSpawnChance": 25, "minimumFood": None, "royale": {"shrinkEveryNTurns": 5},
+            "squad": {"sharedHealth": True}, "hazardMap": ""}
+    game = game_from_line({"game_id": "g", "ruleset": {"name": "squad", "settings": wire}})
+    request = parse_request({
+        "game": {"id": "g", "ruleset": {"name": "squad", "settings": wire}},
+        "turn": 0, "board": {"width": 7, "height": 7, "food": [], "hazards": [], "snakes": []},
+        "you": {"id": "a", "body": [{"x": 1, "y": 1}], "health": 100}})
+    assert game.ruleset.settings == request.state.game.ruleset.settings == Settings(
+        food_spawn_chance=25, shrink_every_n_turns=5, shared_health=True)
+    assert game_from_line({"ruleset": {"name": "standard"}}).ruleset.settings == Settings()
+    with pytest.raises(RequestError, match="ruleset.settings.minimumFood"):
+        game_from_line({"ruleset": {"name": "standard", "settings": {"minimumFood": "1"}}})

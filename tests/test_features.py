@@ -438,8 +438,7 @@ def reference_features(state, you) -> set[int] | None:
 def test_matches_a_plain_reference_in_played_games():
     import random
 
-    from snake.board import MOVES
-    from snake.rules import is_game_over, play_turn
+    from snake.rules import candidate_moves, is_game_over, obstacles_after_move, play_turn
     from snake.setup import new_game
 
     rng = random.Random(2)
@@ -459,12 +458,8 @@ def test_matches_a_plain_reference_in_played_games():
                 if got is not None:
                     assert set(got.tolist()) == want
                     checked += 1
-            board = state.board
-            blocked = {p for s in board.living_snakes for p in s.body[:-1]}
-            moves = {}
-            for s in board.living_snakes:
-                ok = [m for m in MOVES if board.in_bounds(q := state.step(s.head, m))
-                      and q not in blocked]
-                moves[s.id] = rng.choice(ok or list(MOVES))
+            obstacles = obstacles_after_move(state)
+            moves = {s.id: rng.choice(candidate_moves(state, s, obstacles))
+                     for s in state.board.living_snakes}
             state = play_turn(state, moves, rng)
     assert checked > 1000

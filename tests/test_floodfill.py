@@ -2,7 +2,7 @@
 
 from snake.diagram import from_ascii
 from snake.floodfill import best_move, flood_fill_scores
-from snake.strategy import get_strategy
+from snake.strategies import get_strategy
 
 # B just ate? Then its tail (0,3) stays and splits the board in two.
 SPLIT = """
@@ -96,7 +96,7 @@ def test_seed_without_accumulator_plays_the_biggest_region():
     game = from_ascii(SPLIT, stacked={"B": 1})
     decision = get_strategy("seed").choose(game, None)
     assert decision.move == "left"  # 13 == 13: left before right
-    assert decision.details["method"] == "flood fill"
+    assert decision.method == "flood fill"
     big = from_ascii("""
         . . . . . .
         . . . . . .
@@ -106,8 +106,8 @@ def test_seed_without_accumulator_plays_the_biggest_region():
     """, stacked={"B": 1})
     d = get_strategy("seed").choose(big, None)
     # left enters the pocket {(0,1), (0,0)}; right the rest of the board.
-    assert d.details["scores"]["left"] == 2.0
-    assert d.details["scores"]["right"] == 21.0
+    assert d.scores["left"] == 2.0
+    assert d.scores["right"] == 21.0
     assert d.move == "right"
 
 

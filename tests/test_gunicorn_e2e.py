@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from nnue.network import Network
-from snake.board import MOVES, parse_request, state_to_request
+from snake.board import parse_request, state_to_request
+from snake.rules import MOVES
 from snake.rules import is_game_over, play_turn
 from snake.setup import new_game
-from snake.strategy import get_strategy
+from snake.strategies import get_strategy
 
 ROOT = Path(__file__).resolve().parent.parent
 

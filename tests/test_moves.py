@@ -3,7 +3,7 @@
 from snake.board import Settings
 from snake.diagram import from_ascii
 from snake.moves import BODY, DEAD, HEALTH, NECK, RISKY, WALL, filter_moves
-from snake.strategy import get_strategy
+from snake.strategies import get_strategy
 
 
 def verdict(drawing, ruleset="standard", **kw):

@@ -92,7 +92,7 @@ def test_many_threads(net):
                     holders[id(acc)] = k
                 if acc.active is not None:
                     errors.append("leased accumulator not reset")
-                acc.update(active)
+                acc.refresh(active)
             for acc in held:
                 if acc is not None:
                     with guard:

@@ -10,10 +10,11 @@ import time
 import numpy as np
 import pytest
 
-from snake.board import MOVES, MoveRequest, Settings
+from snake.board import MoveRequest, Settings
+from snake.rules import MOVES
 from snake.diagram import from_ascii
 from snake.rules import play_turn
-from snake.search import SEARCH_STRATEGIES, make_search_strategy, register
+from snake.search.strategy import VARIANTS, make_search_strategy
 from snake.search.clock import Budget, SearchTimeout, think_time_ms
 from snake.search.evaluate import NnueEvaluator, board_control
 from snake.search.state import PROVEN, plan_snakes
@@ -169,7 +170,7 @@ def test_falls_back_to_the_seed_move_when_nothing_completes():
     request = from_ascii(CORRIDOR, hazards=[(0, 2)], settings=Settings(hazard_damage_per_turn=100))
     strategy = SearchStrategy(max_nodes=1, think_ms=60_000)
     decision = strategy.choose(request, None)
-    assert decision.details["method"].startswith("seed")
+    assert decision.method.startswith("seed")
     from snake.strategy import SeedStrategy
     assert decision.move == SeedStrategy().choose(request, None).move
 
@@ -186,9 +187,9 @@ def test_same_position_and_node_limit_give_the_same_answer(algorithm, n_snakes):
 
 def test_decision_details_show_the_search():
     decision = SearchStrategy(max_nodes=500, think_ms=60_000).choose(from_ascii(CORNERED), None)
-    info = decision.details["search"]
-    assert decision.details["method"] == "search (alphabeta, voronoi)"
-    assert info["depth"] >= 1 and info["nodes"] >= 1 and info["pv"]
+    info = decision.search
+    assert decision.method == "search (alphabeta, voronoi)"
+    assert info.depth >= 1 and info.nodes >= 1 and info.pv
 
 
 def test_many_snakes_search_the_near_ones_and_play_the_rest_cheaply():
@@ -240,12 +241,11 @@ def test_budget_counts_nodes_and_stops():
         Budget(None, max_nodes=0)
 
 
-def test_registers_with_the_strategy_registry():
-    import snake.strategy as registry
-    register(registry.register_strategy)
-    for name in SEARCH_STRATEGIES:
-        assert name in registry.STRATEGIES
-    assert registry.get_strategy("search").name == "search"
+def test_the_registry_offers_every_search_variant():
+    from snake import strategies
+    for name in VARIANTS:
+        assert name in strategies.STRATEGIES
+        assert strategies.get_strategy(name, network=None).name == name
 
 
 # --- NNUE along the search path -------------------------------------------------------
@@ -302,7 +302,7 @@ def test_nnue_search_is_deterministic_and_falls_back_off_its_boards(network):
     . . . . . . . .
     """)                                           # ... 8x3 is not: board control
     result = strategy.search(wide)
-    assert result.evaluator == "voronoi" and "nnue" in result.details
+    assert result.evaluator == "voronoi" and "ruleset or board size" in result.note
 
 
 @pytest.mark.parametrize("ruleset,n_snakes,side", [
@@ -319,8 +319,8 @@ def test_every_ruleset_gets_a_searched_legal_move(ruleset, n_snakes, side, algor
     request = MoveRequest(state, state.board.snake("A"))
     decision = SearchStrategy(algorithm=algorithm, max_nodes=60, think_ms=60_000).choose(request, None)
     assert decision.move in MOVES
-    assert decision.details["method"].startswith("search")
-    assert decision.details["search"]["nodes"] >= 1
+    assert decision.method.startswith("search")
+    assert decision.search.nodes >= 1
 
 
 def test_a_snake_not_on_the_board_gets_the_seed_answer():
@@ -330,7 +330,7 @@ def test_a_snake_not_on_the_board_gets_the_seed_answer():
     request.you.eliminated_cause = "not-on-board"
     decision = SearchStrategy(max_nodes=50, think_ms=60_000).choose(request, None)
     assert decision.move == "up"
-    assert "nothing to search" in decision.details["method"]
+    assert "nothing to search" in decision.method
 
 
 def test_a_single_candidate_move_is_answered_without_deepening():
@@ -387,10 +387,10 @@ def test_a_busy_process_answers_the_seed_move_instead_of_searching():
     busy = strategy.choose(request, None)
     release.set()
     worker.join(30)
-    assert busy.details["method"].startswith("seed") and "1 searches already running" in busy.details["method"]
-    assert "search" not in busy.details
-    assert first[0].details["method"].startswith("search")
-    assert strategy.choose(request, None).details["method"].startswith("search")
+    assert busy.method.startswith("seed") and "1 searches already running" in busy.method
+    assert busy.search is None
+    assert first[0].method.startswith("search")
+    assert strategy.choose(request, None).method.startswith("search")
 
 
 def test_bad_concurrency_limit_is_refused(monkeypatch):

@@ -13,7 +13,7 @@ from snake.board import MoveRequest, parse_request, state_to_request
 from snake.rules import is_game_over, play_turn
 from snake.sessions import SessionManager, game_outcome
 from snake.setup import new_game
-from snake.strategy import get_strategy
+from snake.strategies import get_strategy
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +126,7 @@ def test_unknown_games(network):
     with manager.use(requests[3]) as acc:  # /move for an unknown game opens the session
         assert acc is not None and acc.active is None
         decision = get_strategy("seed").choose(requests[3], acc)
-    assert decision.details["method"] == "nnue"
+    assert decision.method == "nnue"
     assert manager.session("g3", "s0").accumulator is acc
     assert manager.end(requests[-1]) is not None and pool.free_count == 1
 
@@ -137,7 +137,7 @@ def test_games_the_network_does_not_cover_get_no_slot(network):
     odd = play(side=9, seed=1, turns=0, game_id="nine")[0]
     manager.start(odd)
     assert manager.session("nine", "s0").accumulator is None and pool.created == 0
-    assert get_strategy("seed").choose(odd, None).details["method"] == "flood fill"
+    assert get_strategy("seed").choose(odd, None).method == "flood fill"
 
 
 def test_scores_equal_a_full_refresh_whatever_the_order(network):
@@ -157,7 +157,7 @@ def test_scores_equal_a_full_refresh_whatever_the_order(network):
             assert acc is not None
             decision = seed.choose(req, acc)
         reference = network.evaluate(active_features(req.state, req.you))
-        assert np.array_equal(np.array(list(decision.details["scores"].values()),
+        assert np.array_equal(np.array(list(decision.scores.values()),
                                        dtype=np.float32), reference)
     # The sequence did exercise the incremental path, not only refreshes.
     assert manager.session("one", "s0").accumulator.updates > 20
@@ -168,7 +168,7 @@ def test_an_exception_resets_the_accumulator(network):
     req = play(seed=2, turns=3)[2]
     with pytest.raises(RuntimeError):
         with manager.use(req) as acc:
-            acc.update(active_features(req.state, req.you))
+            acc.update_to(req.state, req.you)
             raise RuntimeError("strategy failed")
     assert manager.session("g2", "s0").accumulator.active is None
 
@@ -225,7 +225,7 @@ class _FreshAccumulator:
         self.network = network
         self.active = None
 
-    def update_state(self, state, you):
+    def update_to(self, state, you):
         self.active = active_features(state, you)
         return self.active is not None
 

@@ -10,7 +10,7 @@ from snake.board import GameState
 from snake.diagram import from_ascii
 from snake.maps import MAPS, food_spawn_squares, get_map, spiral_square
 from snake.rules import is_game_over, play_turn
-from snake.setup import SetupError, new_game
+from snake.setup import SetupError, make_ruleset, new_game
 
 
 def ids(n: int) -> list[str]:
@@ -103,6 +103,19 @@ def test_squads_names_and_game_fields():
     assert settings.shared_health and settings.shared_length
     assert state.board.food == []  # the empty map has no food, even at the start
     assert state.turn == 0
+
+
+def test_make_ruleset_turns_the_squad_settings_on_and_keeps_the_rest():
+    from snake.board import Settings
+    mine = Settings(food_spawn_chance=30, minimum_food=2)
+    squad = make_ruleset("squad", mine, version="arena")
+    assert squad.version == "arena" and squad.settings.food_spawn_chance == 30
+    assert squad.settings.minimum_food == 2
+    assert squad.settings.allow_body_collisions and squad.settings.shared_elimination
+    assert squad.settings.shared_health and squad.settings.shared_length
+    assert not mine.allow_body_collisions          # the caller's settings are not changed
+    assert make_ruleset("standard", mine).settings == mine
+    assert make_ruleset("standard").settings == Settings()
 
 
 def test_new_game_reproduces_from_its_seed():

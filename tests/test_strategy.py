@@ -6,9 +6,10 @@ import pytest
 from nnue.accumulator import Accumulator
 from nnue.features import active_features
 from nnue.network import Network
-from snake.board import MOVES
+from snake.rules import MOVES
 from snake.diagram import from_ascii
-from snake.strategy import STRATEGIES, Decision, get_strategy, register_strategy
+from snake.decision import Decision
+from snake.strategies import STRATEGIES, get_strategy, register_strategy
 
 OPEN = """
     . . . . . . .
@@ -27,7 +28,7 @@ def network():
 
 
 def test_registry(monkeypatch):
-    import snake.strategy as strategy_module
+    import snake.strategies as strategy_module
 
     assert {"seed", "floodfill", "random"} <= set(STRATEGIES)
     with pytest.raises(ValueError, match="unknown strategy 'nope'.*seed"):
@@ -51,11 +52,11 @@ def test_seed_plays_the_network_among_allowed_moves(network):
     game = from_ascii(OPEN)
     acc = Accumulator(network)
     decision = get_strategy("seed", network=network).choose(game, acc)
-    assert decision.details["method"] == "nnue"
+    assert decision.method == "nnue"
     reference = network.evaluate(active_features(game.state, game.you))
-    scores = decision.details["scores"]
+    scores = decision.scores
     assert np.array_equal(np.array([scores[m] for m in MOVES], dtype=np.float32), reference)
-    allowed = decision.details["filter"].allowed
+    allowed = decision.filter.allowed
     assert "right" not in allowed  # the neck
     best = max(allowed, key=lambda m: (scores[m], -MOVES.index(m)))
     assert decision.move == best
@@ -82,13 +83,13 @@ def test_floodfill_ignores_the_network(network):
     game = from_ascii(OPEN)
     acc = Accumulator(network)
     d = get_strategy("floodfill", network=network).choose(game, acc)
-    assert d.details["method"] == "flood fill" and acc.active is None
+    assert d.method == "flood fill" and acc.active is None
 
 
 def test_seed_falls_back_for_rulesets_without_features(network):
     game = from_ascii(OPEN, "wrapped_constrictor")
     d = get_strategy("seed").choose(game, Accumulator(network))
-    assert d.details["method"] == "flood fill"
+    assert d.method == "flood fill"
 
 
 def test_random_is_seeded_uniform_and_never_reverses():

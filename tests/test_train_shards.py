@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from nnue.train.datagen import generate, parse_args
-from nnue.train.shards import (PositionBuilder, Positions, ShardError, block_name, block_of,
-                               load_shard, load_split, save_shard)
+from nnue.features import block_name, block_of
+from nnue.train.shards import (PositionBuilder, Positions, ShardError, load_shard, load_split,
+                               save_shard)
 
 
 def sample() -> Positions:
@@ -28,6 +29,21 @@ def test_round_trip(tmp_path):
     assert back.features(1).tolist() == [63719]
     assert block_name(back.blocks[1]) == "squad 19x19"
     assert back.targets[2] == pytest.approx(0.37)
+
+
+def test_shards_without_block_names_are_renumbered(tmp_path):
+    """A shard written before the feature layout owned the block numbering (no
+    ``block_names``; blocks numbered ruleset * 3 + size) loads with the layout's numbers."""
+    pos = sample()
+    old = {"standard 11x11": 1, "squad 19x19": 17, "solo 7x7": 12}
+    path = tmp_path / "train-00000.npz"
+    with open(path, "wb") as fh:
+        np.savez(fh, indices=pos.indices, offsets=pos.offsets, moves=pos.moves,
+                 targets=pos.targets, games=pos.games, turns=pos.turns,
+                 blocks=np.array(list(old.values()), np.uint8))
+    back = load_shard(path)
+    assert [block_name(b) for b in back.blocks] == list(old)
+    np.testing.assert_array_equal(back.blocks, pos.blocks)
 
 
 def test_select_and_concatenate():

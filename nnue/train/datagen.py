@@ -3,17 +3,16 @@
     python -m nnue.train.datagen --out data/main --games 20000 [--seed 1] [--workers 2]
         [--chunk 50] [--max-turns 1000]
 
-Games. Game ``n`` (0, 1, 2, ...) is played in block ``n mod 18``: the six rulesets
-(standard, constrictor, royale, wrapped, solo, squad) times the three boards (7x7, 11x11,
-19x19), so every block gets the same number of games. The snake count is drawn uniformly:
+Games. Game ``n`` (0, 1, 2, ...) is played in the block ``SCHEDULE[n mod 18]``: the six
+rulesets with features (standard, constrictor, royale, wrapped, solo, squad) times the three
+boards (7x7, 11x11, 19x19), ruleset first, so every block gets the same number of games. The snake count is drawn uniformly:
 1 in solo; 2-4 on 7x7 and 2-8 on 11x11 and 19x19 otherwise; squad uses the even counts of
 that range from 4 up, in squads of two (two snakes would form a single squad: a game that
 is over before its first turn). Maps: ``royale`` for royale, ``standard`` for the rest, with
 the engine's default settings (squad: all four squad settings on, as the last squad release
 played). Every snake is the seed's ``random`` snake (SPEC section 5): never back onto its
-own neck, otherwise uniformly random. It is chosen inline here with the game's own seeded
-``random.Random`` (the same rule as :class:`snake.strategy.RandomStrategy`, without a
-request per move); everything else (setup, movement, collisions, feeding, food spawning,
+own neck, otherwise uniformly random (:func:`snake.strategy.random_move`, drawn from the
+game's own seeded ``random.Random``, without a request per move); everything else (setup, movement, collisions, feeding, food spawning,
 royale hazards, game over and result) comes from :mod:`snake.setup` and :mod:`snake.rules`.
 
 Game ``n`` depends only on ``(seed, n)``: its split (by default about 90% train, 5%
@@ -34,7 +33,10 @@ turns, and its result would not be known.
 Output: shards ``<split>-<chunk>.npz`` (:mod:`nnue.train.shards`), one small
 ``chunk-<chunk>.json`` per finished chunk (a rerun with the same arguments skips finished
 chunks, so an interrupted run resumes), and ``meta.json``: seed, command line, timing and
-games / positions per split and ruleset x board.
+games / positions per split and ruleset x board. Counts per block are lists indexed by the
+block numbers of :data:`nnue.features.BLOCKS`, whose names ``meta.json`` and every chunk
+marker list under ``blocks``; a directory written with another numbering (before the
+feature layout owned it) is not resumed.
 """
 
 from __future__ import annotations
@@ -42,7 +44,6 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
-import os
 import random
 import sys
 import time
@@ -52,13 +53,14 @@ from typing import Mapping
 
 import numpy as np
 
-from snake.board import MOVES, GameState
+from snake.board import GameState
+from snake.rules import MOVES
+from snake.strategy import random_move
 from snake import rules, setup
-from nnue.features import active_features
+from nnue.features import BOARD_SIDES, N_BLOCKS, RULESETS, active_features, block_of
+from snake.progress import Progress
 
-from .progress import Progress
-from .shards import (N_BLOCKS, RULESET_NAMES, SIZES, SPLITS, PositionBuilder, block_name,
-                     save_shard)
+from .shards import BLOCK_NAMES, SPLITS, PositionBuilder, save_shard
 
 MOVE_INDEX = {m: i for i, m in enumerate(MOVES)}
 DEFAULT_MAX_TURNS = 1000
@@ -67,9 +69,15 @@ OUTCOME_TARGET = {"win": 1.0, "draw": 0.5, "loss": 0.0}
 DEFAULT_HOLDOUT = 0.05  # fraction of games for validation, and again for test
 
 
+#: The order the blocks' games are played in: game ``n`` in ``SCHEDULE[n mod 18]``, ruleset
+#: first (the order data generation has always used: a seed gives the same games).
+SCHEDULE: tuple[tuple[str, int], ...] = tuple((r, s) for r in RULESETS for s in BOARD_SIDES)
+
+
 @dataclass(frozen=True)
-class GameSpec:
-    """What game ``number`` of a data set is: its block, snake count and split."""
+class DataGame:
+    """What game ``number`` of a data set is: its ruleset, board, snake count, split and
+    random seed (not an arena game: :class:`snake.arena.schedule.GameSpec`)."""
 
     number: int
     ruleset: str
@@ -80,7 +88,8 @@ class GameSpec:
 
     @property
     def block(self) -> int:
-        return RULESET_NAMES.index(self.ruleset) * len(SIZES) + SIZES.index(self.side)
+        """Its block number in the feature layout (:data:`nnue.features.BLOCKS`)."""
+        return block_of(self.ruleset, self.side)
 
 
 def snake_counts(ruleset: str, side: int) -> list[int]:
@@ -95,24 +104,16 @@ def snake_counts(ruleset: str, side: int) -> list[int]:
     return counts
 
 
-def game_spec(seed: int, number: int, holdout: float = DEFAULT_HOLDOUT) -> GameSpec:
+def data_game(seed: int, number: int, holdout: float = DEFAULT_HOLDOUT) -> DataGame:
     """The block, snake count and split of game ``number`` (deterministic in ``seed``,
     ``number`` and ``holdout``, the fraction of games in each of val and test)."""
-    block = number % N_BLOCKS
-    ruleset, side = RULESET_NAMES[block // len(SIZES)], SIZES[block % len(SIZES)]
+    ruleset, side = SCHEDULE[number % len(SCHEDULE)]
     game_seed = f"nuppeppou-datagen/{seed}/{number}"
     rng = random.Random(game_seed + "/spec")
     u = rng.random()
     split = "train" if u < 1 - 2 * holdout else "val" if u < 1 - holdout else "test"
     snakes = rng.choice(snake_counts(ruleset, side))
-    return GameSpec(number, ruleset, side, snakes, split, game_seed)
-
-
-def random_move(state: GameState, head, neck, rng: random.Random) -> str:
-    """The seed's random snake: never back onto its own neck, otherwise uniform."""
-    if neck is None or neck == head:
-        return rng.choice(MOVES)
-    return rng.choice([m for m in MOVES if state.step(head, m) != neck])
+    return DataGame(number, ruleset, side, snakes, split, game_seed)
 
 
 def game_targets(final: GameState, moves_made: Mapping[str, int]) -> dict[str, float]:
@@ -125,10 +126,10 @@ def game_targets(final: GameState, moves_made: Mapping[str, int]) -> dict[str, f
 
 
 @dataclass
-class PlayedGame:
+class RecordedGame:
     """A finished game: one entry per position, and each snake's target."""
 
-    spec: GameSpec
+    spec: DataGame
     features: list[np.ndarray] = field(default_factory=list)
     moves: list[int] = field(default_factory=list)
     snake_ids: list[str] = field(default_factory=list)
@@ -138,7 +139,7 @@ class PlayedGame:
     capped: bool = False
 
 
-def play_game(spec: GameSpec, max_turns: int = DEFAULT_MAX_TURNS) -> PlayedGame:
+def record_game(spec: DataGame, max_turns: int = DEFAULT_MAX_TURNS) -> RecordedGame:
     """Play game ``spec`` with random snakes through the rules engine, recording every
     living snake's position each turn."""
     rng = random.Random(spec.seed)
@@ -147,7 +148,7 @@ def play_game(spec: GameSpec, max_turns: int = DEFAULT_MAX_TURNS) -> PlayedGame:
     state = setup.new_game(spec.ruleset, spec.side, spec.side, ids,
                            map="royale" if spec.ruleset == "royale" else "standard",
                            rng=rng, game_id=f"datagen-{spec.number}", squads=squads)
-    played = PlayedGame(spec)
+    played = RecordedGame(spec)
     moves_made = {sid: 0 for sid in ids}
     while not rules.is_game_over(state):
         if state.turn >= max_turns:
@@ -157,7 +158,7 @@ def play_game(spec: GameSpec, max_turns: int = DEFAULT_MAX_TURNS) -> PlayedGame:
         for snake in state.board.snakes:
             if snake.eliminated_cause:
                 continue
-            move = random_move(state, snake.head, snake.neck, rng)
+            move = random_move(state, snake, rng)
             moves[snake.id] = move
             active = active_features(state, snake)
             if active is None:  # cannot happen for the six rulesets and three boards
@@ -192,8 +193,8 @@ def run_chunk(task: tuple[str, int, int, int, int, int, float]) -> dict:
     capped = [0] * N_BLOCKS
     lengths = [0] * N_BLOCKS
     for number in range(first, first + count):
-        spec = game_spec(seed, number, holdout)
-        game = play_game(spec, max_turns)
+        spec = data_game(seed, number, holdout)
+        game = record_game(spec, max_turns)
         if game.capped:
             capped[spec.block] += 1
             continue
@@ -206,7 +207,8 @@ def run_chunk(task: tuple[str, int, int, int, int, int, float]) -> dict:
     for split, b in builders.items():
         if len(b):
             save_shard(out_dir / f"{split}-{chunk:05d}.npz", b.build())
-    result = {"chunk": chunk, "first": first, "count": count, "counts": counts,
+    result = {"chunk": chunk, "first": first, "count": count, "blocks": BLOCK_NAMES,
+              "counts": counts,
               "capped": capped, "turns": lengths, "seconds": time.monotonic() - t0}
     tmp = marker.with_name(marker.name + ".tmp")
     tmp.write_text(json.dumps(result))
@@ -252,7 +254,12 @@ def generate(args: argparse.Namespace, argv: list[str] | None = None) -> dict:
     totals = _empty_counts()
     capped = [0] * N_BLOCKS
     turns = [0] * N_BLOCKS
-    done = sum(t[4] for t in tasks if (out / f"chunk-{t[2]:05d}.json").is_file())
+    finished = [t for t in tasks if (out / f"chunk-{t[2]:05d}.json").is_file()]
+    for t in finished:
+        if json.loads((out / f"chunk-{t[2]:05d}.json").read_text()).get("blocks") != list(BLOCK_NAMES):
+            raise SystemExit(f"{out} holds chunks counted with another block numbering (made "
+                             "before the feature layout owned it); use another --out")
+    done = sum(t[4] for t in finished)
     bar = None if args.quiet else Progress(args.games, "datagen", unit="game", start=done)
     if done:
         print(f"{done} games already generated in {out}: skipped", file=sys.stderr)
@@ -300,7 +307,7 @@ def generate(args: argparse.Namespace, argv: list[str] | None = None) -> dict:
         "holdout": args.holdout,
         "split_fractions": {"train": 1 - 2 * args.holdout, "val": args.holdout,
                             "test": args.holdout},
-        "blocks": [block_name(b) for b in range(N_BLOCKS)],
+        "blocks": BLOCK_NAMES,
         "counts": totals, "capped_games": capped, "turns_played": turns,
     }
     meta_path.write_text(json.dumps(meta, indent=1))
@@ -311,8 +318,8 @@ def summary(meta: dict) -> str:
     """A table of games / positions per block and split."""
     lines = [f"{'block':<18}" + "".join(f"{s + ' games':>12}{s + ' pos':>12}" for s in SPLITS)
              + f"{'capped':>8}"]
-    for b in range(N_BLOCKS):
-        row = f"{block_name(b):<18}"
+    for b, name in enumerate(meta["blocks"]):
+        row = f"{name:<18}"
         for s in SPLITS:
             row += f"{meta['counts'][s]['games'][b]:>12,}{meta['counts'][s]['positions'][b]:>12,}"
         lines.append(row + f"{meta['capped_games'][b]:>8}")

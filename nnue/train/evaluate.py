@@ -19,10 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
+from nnue.features import N_BLOCKS, block_name
 from nnue.network import DEFAULT_WEIGHTS, Network
 
 from .metrics import bce, network_predict, played
-from .shards import N_BLOCKS, Positions, block_name, load_split, shard_paths
+from .shards import Positions, load_split, shard_paths, shard_targets
 
 
 def train_target_stats(data: str | Path) -> tuple[float, np.ndarray]:
@@ -30,9 +31,9 @@ def train_target_stats(data: str | Path) -> tuple[float, np.ndarray]:
     ``targets`` and ``blocks`` arrays of the shards)."""
     targets, blocks = [], []
     for path in shard_paths(data, "train"):
-        with np.load(path, allow_pickle=False) as npz:
-            targets.append(npz["targets"].astype(np.float64))
-            blocks.append(npz["blocks"])
+        t, b = shard_targets(path)
+        targets.append(t.astype(np.float64))
+        blocks.append(b)
     if not targets:
         raise SystemExit(f"{data}: no training shards")
     t, b = np.concatenate(targets), np.concatenate(blocks)

@@ -31,14 +31,16 @@ from nnue.network import Network
 
 from .fit import load_model, predict_all
 from .metrics import bce, network_predict, played
-from .shards import N_BLOCKS, SPLITS, block_name, load_meta, load_split
+from .shards import SPLITS, load_meta, load_split
 
 
 def _per_block(meta: dict, split: str, key: str) -> dict[str, int]:
+    """Counts by block name (``meta["blocks"]`` names the blocks in the order of the
+    counts, whichever numbering the data was made with)."""
     counts = meta.get("counts", {}).get(split, {}).get(key)
     if not counts:
         return {}
-    return {block_name(b): int(counts[b]) for b in range(N_BLOCKS)}
+    return {name: int(n) for name, n in zip(meta["blocks"], counts)}
 
 
 def export(run: str | Path, data: str | Path, out: str | Path, *, checkpoint: str = "best.pt",

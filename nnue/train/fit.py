@@ -39,8 +39,8 @@ import torch
 from .metrics import bce
 from .model import NnueModel, make_optimisers, played_move_loss
 from .plot import plot_curves
-from .progress import Progress
-from .shards import Positions, load_meta, load_split
+from snake.progress import Progress
+from .shards import Positions, load_split
 
 
 def batch_tensors(pos: Positions, rows: np.ndarray) -> tuple[torch.Tensor, ...]:

@@ -13,8 +13,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-N_FEATURES = 63720  # == nnue.features.N_FEATURES (kept here so the model has no serving imports)
-N_MOVES = 4
+from nnue.features import N_FEATURES
+from nnue.network import N_OUTPUTS
 
 
 class NnueModel(nn.Module):
@@ -30,7 +30,7 @@ class NnueModel(nn.Module):
         self.ft = nn.EmbeddingBag(n_features, h1, mode="sum", sparse=True)
         self.ft_bias = nn.Parameter(torch.zeros(h1))
         self.l2 = nn.Linear(h1, h2)
-        self.out = nn.Linear(h2, N_MOVES)
+        self.out = nn.Linear(h2, N_OUTPUTS)
         # A position has some 20-100 active features: small first-layer weights keep the
         # summed pre-activation of order one (and int8 quantisation precise).
         nn.init.normal_(self.ft.weight, std=0.02)

@@ -3,18 +3,24 @@
 A shard is one ``.npz`` file (``np.savez``, read with ``allow_pickle=False``) holding the
 positions of whole games, CSR style:
 
-=============  =======  =========  =====================================================
-name           dtype    shape      meaning
-=============  =======  =========  =====================================================
-``indices``    int32    [K]        active feature indices of every position, concatenated
-``offsets``    int64    [N + 1]    position ``i`` owns ``indices[offsets[i]:offsets[i+1]]``
-``moves``      uint8    [N]        the move played: 0 up, 1 down, 2 left, 3 right
-``targets``    float32  [N]        WDL target (SPEC section 5)
-``blocks``     uint8    [N]        ``ruleset * 3 + size``: ruleset 0..5 as in the feature
-                                   layout, size 0 (7x7), 1 (11x11), 2 (19x19)
-``games``      int64    [N]        global game number (unique over the whole data set)
-``turns``      int32    [N]        the turn of the position
-=============  =======  =========  =====================================================
+===============  =======  =========  =========================================================
+name             dtype    shape      meaning
+===============  =======  =========  =========================================================
+``indices``      int32    [K]        active feature indices of every position, concatenated
+``offsets``      int64    [N + 1]    position ``i`` owns ``indices[offsets[i]:offsets[i+1]]``
+``moves``        uint8    [N]        the move played: 0 up, 1 down, 2 left, 3 right
+``targets``      float32  [N]        WDL target (SPEC section 5)
+``blocks``       uint8    [N]        the ruleset x board block of the position (below)
+``block_names``  unicode  [18]       the block of each number used in ``blocks``
+``games``        int64    [N]        global game number (unique over the whole data set)
+``turns``        int32    [N]        the turn of the position
+===============  =======  =========  =========================================================
+
+Block numbers are those of the feature layout (:data:`nnue.features.BLOCKS`: by board
+size, then ruleset), and ``block_names`` says so in the file. A shard without
+``block_names`` was written before the layout owned the numbering: its ``blocks`` are
+``ruleset * 3 + size`` (ruleset first), and :func:`load_shard` renumbers them, so old data
+stays readable; in memory :attr:`Positions.blocks` always holds the layout's numbers.
 
 A position is one living snake's view of one turn, so a turn with four snakes gives four
 positions. All positions of a game are in the same shard, and a shard belongs to one split
@@ -31,26 +37,19 @@ from pathlib import Path
 
 import numpy as np
 
+from nnue.features import BOARD_SIDES, N_BLOCKS, N_FEATURES, RULESETS, block_name
+
 SPLITS = ("train", "val", "test")
-RULESET_NAMES = ("standard", "constrictor", "royale", "wrapped", "solo", "squad")
-SIZES = (7, 11, 19)
-N_BLOCKS = len(RULESET_NAMES) * len(SIZES)
 _FIELDS = ("indices", "offsets", "moves", "targets", "blocks", "games", "turns")
+#: The names of the block numbers in shards: the feature layout's numbering.
+BLOCK_NAMES: tuple[str, ...] = tuple(block_name(b) for b in range(N_BLOCKS))
+_BLOCK_NUMBER = {name: b for b, name in enumerate(BLOCK_NAMES)}
+# The numbering of shards without ``block_names`` (ruleset first, then board side).
+_OLD_BLOCK_NAMES = tuple(f"{r} {s}x{s}" for r in RULESETS for s in BOARD_SIDES)
 
 
 class ShardError(ValueError):
     """A shard or data directory that cannot be read; the message names the file."""
-
-
-def block_of(ruleset: str, side: int) -> int:
-    """The block number ``ruleset * 3 + size`` of a ruleset name and board side."""
-    return RULESET_NAMES.index(ruleset) * len(SIZES) + SIZES.index(side)
-
-
-def block_name(block: int) -> str:
-    """``"standard 11x11"`` for a block number."""
-    g, b = divmod(int(block), len(SIZES))
-    return f"{RULESET_NAMES[g]} {SIZES[b]}x{SIZES[b]}"
 
 
 @dataclass
@@ -150,7 +149,8 @@ def save_shard(path: str | Path, positions: Positions) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as fh:
-        np.savez(fh, **{name: getattr(positions, name) for name in _FIELDS})
+        np.savez(fh, **{name: getattr(positions, name) for name in _FIELDS},
+                 block_names=np.array(BLOCK_NAMES))
     tmp.replace(path)
 
 
@@ -163,6 +163,7 @@ def load_shard(path: str | Path) -> Positions:
             if missing:
                 raise ShardError(f"{path}: missing arrays {missing}")
             p = Positions(**{n: npz[n] for n in _FIELDS})
+            p.blocks = _renumber_blocks(npz, path)
     except ShardError:
         raise
     except (OSError, ValueError, EOFError, KeyError) as exc:
@@ -175,9 +176,9 @@ def load_shard(path: str | Path) -> Positions:
     for name in ("targets", "blocks", "games", "turns"):
         if len(getattr(p, name)) != n:
             raise ShardError(f"{path}: {name} has {len(getattr(p, name))} entries, not {n}")
-    if n and (p.moves.max() > 3 or p.blocks.max() >= N_BLOCKS):
-        raise ShardError(f"{path}: move or block out of range")
-    if len(p.indices) and (p.indices.min() < 0 or p.indices.max() >= 63720):
+    if n and p.moves.max() > 3:
+        raise ShardError(f"{path}: move out of range")
+    if len(p.indices) and (p.indices.min() < 0 or p.indices.max() >= N_FEATURES):
         raise ShardError(f"{path}: feature index out of range")
     if n and (np.isnan(p.targets).any() or p.targets.min() < 0 or p.targets.max() > 1):
         raise ShardError(f"{path}: target outside [0, 1]")
@@ -185,6 +186,32 @@ def load_shard(path: str | Path) -> Positions:
                      p.moves.astype(np.uint8, copy=False), p.targets.astype(np.float32, copy=False),
                      p.blocks.astype(np.uint8, copy=False), p.games.astype(np.int64, copy=False),
                      p.turns.astype(np.int32, copy=False))
+
+
+def _renumber_blocks(npz, path: Path) -> np.ndarray:
+    """The ``blocks`` of an open shard in the layout's numbering (see the module
+    docstring)."""
+    names = npz["block_names"].tolist() if "block_names" in npz.files else _OLD_BLOCK_NAMES
+    try:
+        renumber = np.array([_BLOCK_NUMBER[name] for name in names], dtype=np.uint8)
+    except KeyError as exc:
+        raise ShardError(f"{path}: unknown block {exc}") from None
+    blocks = npz["blocks"]
+    if len(blocks) and blocks.max() >= len(renumber):
+        raise ShardError(f"{path}: block out of range")
+    return renumber[blocks]
+
+
+def shard_targets(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """Only the ``targets`` and ``blocks`` (in the layout's numbering) of a shard."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            return npz["targets"], _renumber_blocks(npz, path)
+    except ShardError:
+        raise
+    except (OSError, ValueError, EOFError, KeyError) as exc:
+        raise ShardError(f"{path}: unreadable shard ({type(exc).__name__}: {exc})") from None
 
 
 def shard_paths(data_dir: str | Path, split: str) -> list[Path]:

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..board import RULESETS, Settings
-from .match import GameResult, play_game, ruleset_for
+from ..progress import Progress
+from .match import GameResult, play_game
 from .players import PlayerError, PlayerSpec, fetch_metadata, parse_players
-from .progress import ProgressBar
 from .report import Totals, format_report
 from .schedule import GameSpec, plan_games
 
@@ -182,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
              f"{args.games} games, seed {args.seed}, timeout {args.timeout} ms")
     totals = Totals(players)
     results: list[GameResult] = []
-    bar = ProgressBar(len(specs), enabled=not args.quiet)
+    bar = Progress(len(specs), "arena", unit="game", enabled=not args.quiet)
     parallel = max(1, min(args.parallel, len(specs)))
     interrupted = False
     try:
@@ -204,6 +204,7 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         interrupted = True
         print("\narena: interrupted; results of the finished games:", file=sys.stderr)
+    bar.close()
 
     for i, p in enumerate(players):
         problems = totals.timing[i].problems if i in totals.timing else []
@@ -224,17 +225,17 @@ def run(args: argparse.Namespace) -> int:
     return 130 if interrupted else 0
 
 
-def _collect(result: GameResult, totals: Totals, results: list[GameResult], bar: ProgressBar) -> None:
+def _collect(result: GameResult, totals: Totals, results: list[GameResult], bar: Progress) -> None:
     totals.add(result)
     results.append(result)
-    bar.advance(totals.short(0))
+    bar.update(1, totals.short(0))
 
 
 def _check_setup(spec: GameSpec, settings: Settings) -> None:
     """Set up the first game once here, so a bad map or a board too small for the snakes
     is reported before any worker starts."""
-    from ..setup import new_game
-    new_game(ruleset_for(spec.ruleset, settings), spec.width, spec.height, list(spec.snake_ids),
+    from ..setup import make_ruleset, new_game
+    new_game(make_ruleset(spec.ruleset, settings, version="arena"), spec.width, spec.height, list(spec.snake_ids),
              map=spec.map, rng=random.Random(spec.setup_seed), game_id=spec.game_id,
              squads=list(spec.squads) if spec.squads else None, timeout=spec.timeout)
 

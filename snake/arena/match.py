@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..board import Ruleset, Settings, parse_request
+from ..board import Settings, parse_request
 from . import scoring
 from .players import Answer, BuiltinSeat, HttpSeat, PlayerSpec
 from .replay import Replay, SnakeLook, game_object, request_body, result_line, write_replay
@@ -72,17 +72,6 @@ class GameResult:
     replay_path: str | None = None
 
 
-def ruleset_for(name: str, settings: Settings | None = None) -> Ruleset:
-    """The ruleset of an arena game. Squad plays with all four squad settings on, the
-    defaults of the official squad mode."""
-    settings = settings or Settings()
-    if name == "squad":
-        settings = Settings(
-            settings.food_spawn_chance, settings.minimum_food, settings.hazard_damage_per_turn,
-            settings.shrink_every_n_turns, True, True, True, True)
-    return Ruleset(name=name, version="arena", settings=settings)
-
-
 def make_seat(player: PlayerSpec, spec: GameSpec, seat: int, network: Any) -> BuiltinSeat | HttpSeat:
     if player.is_http:
         return HttpSeat(player.target, spec.timeout)
@@ -94,10 +83,10 @@ def play_game(spec: GameSpec, players: Sequence[PlayerSpec], *, network: Any = N
               settings: Settings | None = None, replay_dir: str | Path | None = None) -> GameResult:
     """Play one game to its end and score it."""
     from ..rules import is_game_over, play_turn
-    from ..setup import new_game
+    from ..setup import make_ruleset, new_game
 
     setup_rng = random.Random(spec.setup_seed)
-    state = new_game(ruleset_for(spec.ruleset, settings), spec.width, spec.height,
+    state = new_game(make_ruleset(spec.ruleset, settings, version="arena"), spec.width, spec.height,
                      list(spec.snake_ids), map=spec.map, rng=setup_rng, game_id=spec.game_id,
                      squads=list(spec.squads) if spec.squads else None, timeout=spec.timeout)
     # The turns draw from the same stream as the set-up, so a block's games stay alike.

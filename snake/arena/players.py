@@ -1,7 +1,7 @@
 """Arena players: built-in strategies played in-process, and Battlesnakes spoken to over HTTP.
 
 A player is given on the command line as ``TARGET`` or ``LABEL=TARGET``: ``TARGET`` is the
-name of a strategy in :data:`snake.strategy.STRATEGIES` or an ``http://`` / ``https://``
+name of a strategy in :data:`snake.strategies.STRATEGIES` or an ``http://`` / ``https://``
 URL. Each seat of each game gets its own *seat* object, built in the process that plays the
 game:
 
@@ -28,7 +28,8 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..board import MOVES, MoveRequest
+from ..board import MoveRequest
+from ..rules import MOVES
 
 #: Colours of built-in players on rendered boards (HTTP snakes bring their own).
 BUILTIN_COLORS = {"random": "#9E9E9E", "floodfill": "#2E86DE", "seed": "#E80978"}
@@ -58,7 +59,7 @@ class PlayerSpec:
 
 
 def known_strategies() -> tuple[str, ...]:
-    from ..strategy import STRATEGIES
+    from ..strategies import STRATEGIES
     return tuple(STRATEGIES)
 
 
@@ -147,7 +148,7 @@ class BuiltinSeat:
 
     def __init__(self, strategy_name: str, *, network: Any = None, seed: int | None = None,
                  deadline_ms: float | None = None):
-        from ..strategy import get_strategy
+        from ..strategies import get_strategy
         self.deadline_ms = deadline_ms
         self.strategy = get_strategy(strategy_name, network=network, seed=seed)
         self.accumulator = None

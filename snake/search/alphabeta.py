@@ -3,7 +3,7 @@
 One turn of the game is two plies of the tree: ``you`` chooses a move (a max node), then
 the searched opponents choose a *joint* move together, knowing ``you``'s (a min node:
 *paranoid*, they are assumed to play against ``you`` as a team), and the rules engine
-plays the turn with every snake's move (:func:`snake.search.state.advance`); snakes the
+plays the turn with every snake's move (:func:`snake.rules.apply_rules`); snakes the
 search does not branch on play their cheap move. Assuming the opponents see ``you``'s move
 is pessimistic, which is what keeps a snake alive: a line is only as good as its worst
 case.
@@ -38,8 +38,8 @@ from typing import Any
 from ..board import GameState
 from .clock import Budget, SearchTimeout
 from .result import SearchResult
-from .state import (PROVEN, SnakePlan, advance, candidate_moves, cheap_move, living,
-                    occupied_after_move, terminal_value)
+from ..rules import apply_rules, candidate_moves, obstacles_after_move
+from .state import PROVEN, SnakePlan, cheap_move, living, terminal_value
 
 INF = float("inf")
 MAX_DEPTH = 64
@@ -75,7 +75,7 @@ class AlphaBeta:
         started = time.perf_counter()
         result = SearchResult(None, algorithm=self.name, evaluator=self.evaluator.name)
         me = state.board.snake(self.you)
-        root_moves = candidate_moves(state, me, occupied_after_move(state))
+        root_moves = candidate_moves(state, me, obstacles_after_move(state))
         previous: dict[str, float] = {}
         iterations = []
         for depth in range(1, self.max_depth + 1):
@@ -106,9 +106,9 @@ class AlphaBeta:
             result.stopped = "max depth"
         result.nodes = self.budget.nodes
         result.elapsed_ms = (time.perf_counter() - started) * 1000.0
-        result.details["iterations"] = iterations
-        result.details["opponents"] = self.plan.opponents
-        result.details["cheap"] = self.plan.cheap
+        result.iterations = iterations
+        result.opponents = self.plan.opponents
+        result.cheap = self.plan.cheap
         return result
 
     def _pv_moves(self, line: list[tuple[str, tuple[str, ...]]]) -> list[dict[str, str]]:
@@ -178,7 +178,7 @@ class AlphaBeta:
         """``you`` to move: (value, line), line a list of (your move, joint move)."""
         if depth == 0:
             return self.evaluator.value(context, state, self.you), []
-        occupied = occupied_after_move(state)
+        occupied = obstacles_after_move(state)
         best, best_line = -INF, []
         for move in self._my_moves(state, context, ply, occupied):
             value, joint, rest = self._min(state, context, move, depth, ply, alpha, beta, occupied)
@@ -198,7 +198,7 @@ class AlphaBeta:
         """The opponents answer ``my_move``: (value, their best joint move, the line
         after it)."""
         if occupied is None:
-            occupied = occupied_after_move(state)
+            occupied = obstacles_after_move(state)
         snakes = living(state)
         moves = {sid: cheap_move(state, snakes[sid], occupied)
                  for sid in self.plan.cheap if sid in snakes}
@@ -211,7 +211,7 @@ class AlphaBeta:
             budget.tick()
             for sid, m in zip(opponents, joint):
                 moves[sid] = m
-            child = advance(state, moves)
+            child = apply_rules(state, moves)
             value = terminal_value(child, self.you, ply + 1)
             if value is not None:
                 line = []

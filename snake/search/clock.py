@@ -67,14 +67,3 @@ class Budget:
             raise SearchTimeout
         if self.deadline is not None and self.clock() >= self.deadline:
             raise SearchTimeout
-
-    def expired(self) -> bool:
-        """The budget is spent (checked without counting a node)."""
-        if self.max_nodes is not None and self.nodes >= self.max_nodes:
-            return True
-        return self.deadline is not None and self.clock() >= self.deadline
-
-    def remaining_ms(self) -> float | None:
-        if self.deadline is None:
-            return None
-        return (self.deadline - self.clock()) * 1000.0

@@ -6,9 +6,10 @@ Two evaluators share one interface, so the same search can run with either:
     A simultaneous breadth-first search from every living head (a Voronoi partition of the
     board in moves): a square belongs to the snake that reaches it first; when two reach
     it on the same move the longer one gets it, and equal lengths leave it contested (no
-    one's). Body squares open up as the body moves away: segment ``k`` of a snake of
-    length ``L`` (head ``k = 0``) blocks the square for the first ``L - k - 1`` moves
-    (constrictor: for ever). A hazard square counts 1/4. The value of snake ``i`` is
+    one's). Body squares open up as the body moves away: a square is free from the move
+    on which its segment has left it (:func:`snake.rules.turns_until_vacated`: segment
+    ``k`` of a body of length ``L`` after ``L - k`` moves, never in constrictor). A hazard
+    square counts 1/4. The value of snake ``i`` is
 
         0.50 * (own squares - most squares of another snake) / board area
       + 0.25 * tanh((own length - longest other length) / 3)
@@ -24,7 +25,7 @@ Two evaluators share one interface, so the same search can run with either:
     value is ``2 * max(score) - 1`` over the snake's candidate moves (scores are win
     probabilities). Each search node holds, for every snake whose view is needed, its own
     :class:`~nnue.accumulator.Accumulator`, made from the parent's by ``copy()`` and
-    ``update()`` with the node's features; nothing is ever undone by subtraction, so
+    ``update_to()`` the node's state; nothing is ever undone by subtraction, so
     returning to a parent is free and every node's sums equal a full refresh. Its scores
     also give move priors (MCTS) and move ordering (alpha-beta).
 """
@@ -34,8 +35,8 @@ from __future__ import annotations
 import math
 from typing import Any, Protocol
 
-from ..board import MOVES, GameState, neighbour_table
-from .state import candidate_moves, occupied_after_move
+from ..board import GameState
+from ..rules import MOVES, candidate_moves, neighbour_table, obstacles_after_move, turns_until_vacated
 
 _LIMIT = 0.999
 
@@ -63,7 +64,6 @@ class Evaluator(Protocol):
 # ---------------------------------------------------------------------------------------
 # Board control
 
-_FOREVER = 1 << 30
 _HAZARD_WEIGHT = 0.25
 
 
@@ -75,14 +75,12 @@ def board_control(state: GameState) -> dict[str, tuple[float, int | None]]:
     neighbours = neighbour_table(width, height, state.ruleset.wraps)
     snakes = [s for s in board.snakes if not s.eliminated_cause]
     n = width * height
-    free_at = [0] * n
-    forever = state.ruleset.constrictor
+    free_at = [0] * n     # the move from which each square is free
+    ruleset = state.ruleset
     for s in snakes:
         body = s.body
-        length = len(body)
-        for k, (x, y) in enumerate(body):
+        for t, (x, y) in zip(turns_until_vacated(ruleset, len(body)), body):
             if 0 <= x < width and 0 <= y < height:
-                t = _FOREVER if forever else length - k
                 i = y * width + x
                 if t > free_at[i]:
                     free_at[i] = t
@@ -243,17 +241,13 @@ class NnueEvaluator:
         accs: dict[str, Any] = {}
         for k, sid in enumerate(views):
             snake = state.board.snake(sid)
-            active = self._features(state, snake) if snake is not None else None
-            if active is None:
+            session = accumulator if k == 0 else None
+            acc = session if session is not None else self._accumulator(self.network)
+            # (the session's is already at this state after the seed step: no change then)
+            if snake is None or not acc.update_to(state, snake):
                 accs[sid] = None
                 continue
-            if k == 0 and accumulator is not None:
-                accumulator.update(active)
-                accs[sid] = accumulator.copy()
-            else:
-                acc = self._accumulator(self.network)
-                acc.refresh(active)
-                accs[sid] = acc
+            accs[sid] = acc.copy() if acc is session else acc
         return NodeNets(accs)
 
     def child(self, context: NodeNets, state: GameState) -> NodeNets:
@@ -263,12 +257,10 @@ class NnueEvaluator:
             if parent is None or snake is None or snake.eliminated_cause:
                 accs[sid] = None
                 continue
-            active = self._features(state, snake)
-            if active is None:
+            acc = parent.copy()
+            if not acc.update_to(state, snake):
                 accs[sid] = None
                 continue
-            acc = parent.copy()
-            acc.update(active)
             self.updates += 1
             accs[sid] = acc
         return NodeNets(accs)
@@ -289,7 +281,7 @@ class NnueEvaluator:
         if scores is None:
             return control_values(state, (snake_id,))[snake_id]
         snake = state.board.snake(snake_id)
-        moves = candidate_moves(state, snake, occupied_after_move(state))
+        moves = candidate_moves(state, snake, obstacles_after_move(state))
         best = max(float(scores[MOVES.index(m)]) for m in moves)
         return max(-_LIMIT, min(_LIMIT, 2.0 * best - 1.0))
 
@@ -305,13 +297,3 @@ class NnueEvaluator:
         total = sum(raw.values())
         return {m: v / total for m, v in raw.items()}
 
-
-def make_evaluator(name: str, network: Any | None = None) -> Any:
-    """``"voronoi"`` or ``"nnue"`` (which needs ``network``)."""
-    if name == "voronoi":
-        return BoardControlEvaluator()
-    if name == "nnue":
-        if network is None:
-            raise ValueError("the nnue evaluator needs a network")
-        return NnueEvaluator(network)
-    raise ValueError(f"unknown evaluator {name!r}; choose voronoi or nnue")

@@ -28,8 +28,8 @@ from typing import Any
 from ..board import GameState
 from .clock import Budget, SearchTimeout
 from .result import SearchResult
-from .state import (SnakePlan, advance, candidate_moves, cheap_move, living,
-                    occupied_after_move, terminal_values)
+from ..rules import apply_rules, candidate_moves, obstacles_after_move
+from .state import SnakePlan, cheap_move, living, terminal_values
 
 EXPLORATION = 1.0
 
@@ -70,7 +70,7 @@ class DecoupledUct:
     def _make_node(self, state: GameState, context: Any) -> _Node:
         snakes = living(state)
         actors = tuple(sid for sid in self.searched if sid in snakes)
-        occupied = occupied_after_move(state)
+        occupied = obstacles_after_move(state)
         moves, priors = [], []
         for sid in actors:
             ms = candidate_moves(state, snakes[sid], occupied)
@@ -104,12 +104,12 @@ class DecoupledUct:
     def _expand(self, node: _Node, picks: tuple[int, ...]) -> _Node:
         state = node.state
         snakes = living(state)
-        occupied = occupied_after_move(state)
+        occupied = obstacles_after_move(state)
         moves = {sid: cheap_move(state, snakes[sid], occupied)
                  for sid in self.plan.cheap if sid in snakes}
         for sid, ms, i in zip(node.actors, node.moves, picks):
             moves[sid] = ms[i]
-        child_state = advance(state, moves)
+        child_state = apply_rules(state, moves)
         context = self.evaluator.child(node.context, child_state)
         return self._make_node(child_state, context)
 
@@ -163,14 +163,14 @@ class DecoupledUct:
             result.move = ms[best]
             result.score = w[best] / n[best] if n[best] else 0.0
             result.scores = {m: (w[i] / n[i] if n[i] else 0.0) for i, m in enumerate(ms)}
-            result.details["visits"] = {m: n[i] for i, m in enumerate(ms)}
+            result.visits = {m: n[i] for i, m in enumerate(ms)}
             result.pv = self._principal_variation(root)
         result.depth = self.max_depth
         result.nodes = self.budget.nodes
         result.elapsed_ms = (time.perf_counter() - started) * 1000.0
-        result.details["simulations"] = simulations
-        result.details["opponents"] = self.plan.opponents
-        result.details["cheap"] = self.plan.cheap
+        result.simulations = simulations
+        result.opponents = self.plan.opponents
+        result.cheap = self.plan.cheap
         return result
 
     def _principal_variation(self, root: _Node) -> list[dict[str, str]]:

@@ -14,7 +14,12 @@ class SearchResult:
     deepest tree node (MCTS). ``pv`` is the principal variation: one dict of moves (snake id
     -> move) per turn. ``scores``: the root moves' values from the last completed
     iteration (alpha-beta: exact for the best move, upper bounds for the others; MCTS: mean
-    values). ``nodes``: nodes visited over all iterations."""
+    values). ``nodes``: nodes visited over all iterations. ``elapsed_ms``: the search's own
+    time; ``since_arrival_ms``: from the request's arrival to the answer (set by the
+    strategy). ``iterations`` (alpha-beta): per completed iteration (depth, best move, score,
+    nodes so far, ms so far). ``opponents`` / ``cheap``: the snakes searched and those
+    played cheaply. ``visits`` / ``simulations``: MCTS root visits and playouts. ``note``:
+    why the configured evaluator could not be used."""
 
     move: str | None
     score: float = 0.0
@@ -26,4 +31,10 @@ class SearchResult:
     evaluator: str = ""
     elapsed_ms: float = 0.0
     stopped: str = ""          # "deadline", "nodes", "proven", "max depth", "single move"
-    details: dict = field(default_factory=dict)
+    since_arrival_ms: float = 0.0
+    iterations: list[tuple[int, str, float, int, float]] = field(default_factory=list)
+    opponents: tuple[str, ...] = ()
+    cheap: tuple[str, ...] = ()
+    visits: dict[str, int] = field(default_factory=dict)
+    simulations: int = 0
+    note: str = ""

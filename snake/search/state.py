@@ -1,15 +1,12 @@
-"""The search's view of a game: which snakes it branches on, their candidate moves, the
-next state and exact terminal values. All game dynamics come from the one rules engine.
+"""The search's view of a game: which snakes it branches on, how the others move, and
+exact terminal values. All game dynamics come from the one rules engine (:mod:`snake.rules`).
 
 - **Advancing** is :func:`snake.rules.apply_rules` (the rule stages of a turn, a new state,
   no random food: the search cannot know where food will spawn, and the royale zone does
   not shrink inside the search). Nothing here moves a snake or decides a collision.
-- **Candidate moves** of a snake (:func:`candidate_moves`) drop the moves that are certain
-  death whatever the others do: back onto its neck, off the board (unless the ruleset
-  wraps), or into a square a body still occupies after this turn's movement (the tail rule
-  of :mod:`snake.moves`). That is move-generation pruning, not a rule: the engine still
-  decides every outcome. A snake with no candidate keeps one move (its first non-neck
-  move) so that the engine eliminates it as it would.
+- **Candidate moves** of a snake are :func:`snake.rules.candidate_moves`: the moves that
+  are not certain death whatever the others do. That is move-generation pruning, not a
+  rule: the engine still decides every outcome.
 - **Which snakes are searched** (:func:`plan_snakes`): ``you``, plus the nearest opponent
   and any other opponent whose head is within ``reach`` steps of ``you``'s head (Manhattan,
   wrapped when the board wraps), at most ``max_opponents`` of them, nearest first.
@@ -27,9 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..board import MOVES, GameState, Snake, Point
-from ..moves import bodies_pass_through_squadmates, tail_stays
-from ..rules import apply_rules, default_move, is_game_over, outcome
+from ..board import GameState, Point, Snake
+from ..rules import candidate_moves, default_move, distance, is_game_over, outcome
 
 WIN = 1000.0
 #: A draw (everyone left dies on the same turn) is exact but valued below most evaluations:
@@ -51,12 +47,9 @@ class SnakePlan:
 
 
 def head_distance(state: GameState, a: Point, b: Point) -> int:
-    """Manhattan distance between two squares (the short way round on a wrapped board)."""
-    dx, dy = abs(a[0] - b[0]), abs(a[1] - b[1])
-    if state.ruleset.wraps:
-        dx = min(dx, state.board.width - dx)
-        dy = min(dy, state.board.height - dy)
-    return dx + dy
+    """Moves between two squares on ``state``'s board (:func:`snake.rules.distance`)."""
+    board = state.board
+    return distance(a, b, board.width, board.height, state.ruleset.wraps)
 
 
 def plan_snakes(state: GameState, you_id: str, *, max_opponents: int = 2,
@@ -74,68 +67,12 @@ def plan_snakes(state: GameState, you_id: str, *, max_opponents: int = 2,
     return SnakePlan(you_id, tuple(searched), cheap)
 
 
-def occupied_after_move(state: GameState) -> set[Point]:
-    """Squares a living body still occupies after this turn's movement (tail rule)."""
-    occupied: set[Point] = set()
-    for s in state.board.snakes:
-        if s.eliminated_cause:
-            continue
-        body = s.body
-        occupied.update(body if tail_stays(state, s) else body[:-1])
-    return occupied
-
-
-def _occupied_for(state: GameState, snake: Snake, shared: set[Point]) -> set[Point]:
-    """The obstacles for ``snake``: ``shared`` unless squadmates' bodies are passable."""
-    if not bodies_pass_through_squadmates(state) or not snake.squad:
-        return shared
-    occupied: set[Point] = set()
-    for s in state.board.snakes:
-        if s.eliminated_cause or snake.is_squadmate(s):
-            continue
-        occupied.update(s.body if tail_stays(state, s) else s.body[:-1])
-    return occupied
-
-
-def candidate_moves(state: GameState, snake: Snake, occupied: set[Point]) -> tuple[str, ...]:
-    """The moves of ``snake`` that are not certain death (module docstring), in MOVES
-    order; a snake with none keeps its first non-neck move."""
-    occupied = _occupied_for(state, snake, occupied)
-    board = state.board
-    head = snake.head
-    neck = snake.body[1] if len(snake.body) > 1 and snake.body[1] != head else None
-    wraps = state.ruleset.wraps
-    width, height = board.width, board.height
-    out = []
-    fallback = None
-    for move in MOVES:
-        square = state.step(head, move)
-        if square == neck:
-            continue
-        if fallback is None:
-            fallback = move
-        if not wraps and not (0 <= square[0] < width and 0 <= square[1] < height):
-            continue
-        if square in occupied:
-            continue
-        out.append(move)
-    if not out:
-        return (fallback or "up",)
-    return tuple(out)
-
-
-def cheap_move(state: GameState, snake: Snake, occupied: set[Point]) -> str:
+def cheap_move(state: GameState, snake: Snake, obstacles: set[Point]) -> str:
     """The one move of a snake the search does not branch on: straight ahead if that is a
-    candidate, else the first candidate."""
-    moves = candidate_moves(state, snake, occupied)
+    candidate, else the first candidate (``obstacles``: :func:`snake.rules.obstacles_after_move`)."""
+    moves = candidate_moves(state, snake, obstacles)
     straight = default_move(snake)
     return straight if straight in moves else moves[0]
-
-
-def advance(state: GameState, moves: dict[str, str]) -> GameState:
-    """The next state after one simultaneous move of every snake (the engine's rule
-    stages: :func:`snake.rules.apply_rules`)."""
-    return apply_rules(state, moves)
 
 
 def living(state: GameState) -> dict[str, Snake]:

@@ -14,12 +14,14 @@ the root of its node stack, so the session's sums are never disturbed by the sea
 from __future__ import annotations
 
 import gc
+import os
 import threading
 import time
 from typing import Any
 
 from ..board import MoveRequest
-from ..strategy import Decision, SeedStrategy
+from ..decision import Decision
+from ..strategy import SeedStrategy
 from .alphabeta import MAX_DEPTH, AlphaBeta
 from .clock import DEFAULT_MARGIN_MS, Budget, think_time_ms
 from .evaluate import BoardControlEvaluator, NnueEvaluator
@@ -127,50 +129,64 @@ class SearchStrategy:
         finally:
             if collecting:
                 gc.enable()
-        if note:
-            result.details["nnue"] = note
+        result.note = note
         return result
 
     def choose(self, request: MoveRequest, accumulator: Any | None) -> Decision:
         # The deadline counts from the request's arrival when the server recorded it.
         started = request.received if request.received is not None else time.perf_counter()
         seed = self._seed.choose(request, accumulator)
-        verdict = seed.details.get("filter")
-        if verdict is None or not verdict.allowed or not request.you.alive:
-            seed.details["method"] = f"seed ({seed.details.get('method', '')}): nothing to search"
+        if not seed.filter or not seed.filter.allowed or not request.you.alive:
+            seed.method = f"seed ({seed.method}): nothing to search"
             return seed
         # Searches in one process share its one core (the GIL): past a few at once, each
         # gets too little CPU to stop and answer on time, so a busy process plays the
         # seed move instead of a late one.
         if self._slots is not None and not self._slots.acquire(blocking=False):
-            seed.details["method"] = (f"seed ({seed.details.get('method', '')}): "
-                                      f"{self.max_concurrent} searches already running")
+            seed.method = f"seed ({seed.method}): {self.max_concurrent} searches already running"
             return seed
         try:
             result = self.search(request, accumulator, started=started)
         finally:
             if self._slots is not None:
                 self._slots.release()
-        info = {
-            "algorithm": result.algorithm, "evaluator": result.evaluator,
-            "depth": result.depth, "nodes": result.nodes, "score": result.score,
-            "pv": result.pv, "scores": result.scores, "stopped": result.stopped,
-            "elapsed_ms": round((time.perf_counter() - started) * 1000.0, 2),
-            **result.details,
-        }
-        details: dict[str, Any] = {"filter": verdict, "search": info}
+        result.since_arrival_ms = round((time.perf_counter() - started) * 1000.0, 2)
         if result.move is None:
-            details["method"] = f"seed ({seed.details.get('method', '')}): search completed nothing"
-            details["scores"] = seed.details.get("scores")
-            return Decision(seed.move, details=details)
-        details["method"] = f"search ({result.algorithm}, {result.evaluator})"
-        return Decision(result.move, details=details)
+            return Decision(seed.move, method=f"seed ({seed.method}): search completed nothing",
+                            filter=seed.filter, scores=seed.scores, search=result)
+        return Decision(result.move, method=f"search ({result.algorithm}, {result.evaluator})",
+                        filter=seed.filter, search=result)
 
 
-#: The search strategies offered by name, and their options.
+#: The search strategies offered by name, and their options (the one table of variants).
 VARIANTS: dict[str, dict[str, Any]] = {
     "search": {"algorithm": "alphabeta", "evaluator": "voronoi"},
     "search-mcts": {"algorithm": "mcts", "evaluator": "voronoi"},
     "search-nnue": {"algorithm": "alphabeta", "evaluator": "auto"},
     "search-mcts-nnue": {"algorithm": "mcts", "evaluator": "auto"},
 }
+
+
+def make_search_strategy(name: str = "search", network: Any | None = None,
+                         seed: int | None = None) -> SearchStrategy:
+    """The search strategy ``name`` (:data:`VARIANTS`). The environment may override the
+    default ``search``'s options: ``NUPPEPPOU_SEARCH_ALGORITHM`` (alphabeta, mcts),
+    ``NUPPEPPOU_SEARCH_EVAL`` (voronoi, nnue, auto); ``NUPPEPPOU_SEARCH_MARGIN_MS`` and
+    ``NUPPEPPOU_SEARCH_MAX_CONCURRENT`` (searches at once per process) for every variant.
+    ``seed`` is accepted for the registry's signature; the search is deterministic."""
+    if name not in VARIANTS:
+        raise ValueError(f"unknown search strategy {name!r}; choose one of {', '.join(VARIANTS)}")
+    options: dict[str, Any] = dict(VARIANTS[name])
+    if name == "search":
+        options["algorithm"] = os.environ.get("NUPPEPPOU_SEARCH_ALGORITHM") or options["algorithm"]
+        options["evaluator"] = os.environ.get("NUPPEPPOU_SEARCH_EVAL") or options["evaluator"]
+    for variable, option, kind in (("NUPPEPPOU_SEARCH_MARGIN_MS", "margin_ms", float),
+                                   ("NUPPEPPOU_SEARCH_MAX_CONCURRENT", "max_concurrent", int)):
+        value = os.environ.get(variable)
+        if value:
+            try:
+                options[option] = kind(value)
+            except ValueError:
+                expected = "a number" if kind is float else "an integer"
+                raise ValueError(f"{variable}={value!r}: expected {expected}") from None
+    return SearchStrategy(network, name=name, **options)

@@ -1,0 +1,110 @@
+"""Occupancy: which squares a body still blocks as the snakes move, and which moves are
+not certain death.
+
+Every turn every living snake moves one square: its head becomes its neck and its last
+segment leaves its square. So segment ``k`` of a body of length ``L`` (head ``k = 0``) has
+left its square after ``L - k`` turns of movement if the snake eats nothing
+(:func:`turns_until_vacated`); in the constrictor rulesets every snake grows every turn and
+no segment ever leaves. After this turn's movement a body therefore still blocks
+``body[0] .. body[-2]`` (:func:`segments_after_move`), and its tail square is free if and
+only if its last two segments differ (the snake did not just eat: a stacked tail is also
+``body[-2]``) and the ruleset is not a constrictor one. In ``squad`` with
+``allowBodyCollisions`` squadmates' bodies are no obstacle to each other
+(:func:`passes_through`).
+
+From these the move filter (:mod:`snake.moves`), flood fill, board control and the search's
+move generation all ask the same questions; none of them re-derives a rule. The rules
+engine itself (:mod:`.stages`) decides what really happens.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from .geometry import MOVES, next_square
+
+if TYPE_CHECKING:
+    from ..board import GameState, Point, Ruleset, Snake
+
+#: :func:`turns_until_vacated` of a segment that never leaves (constrictor rulesets).
+NEVER = 1 << 30
+
+# Why a move is certain death, whatever the other snakes do (the move filter's words).
+NECK = "back onto own neck"
+WALL = "off the board"
+BODY = "into a body"
+
+
+def turns_until_vacated(ruleset: Ruleset, length: int) -> Sequence[int]:
+    """For each segment of a body of ``length`` segments (head first), the turns of
+    movement after which it has left its square if the snake eats nothing: ``length - k``
+    for segment ``k``, or :data:`NEVER` in the constrictor rulesets."""
+    return (NEVER,) * length if ruleset.constrictor else range(length, 0, -1)
+
+
+def segments_after_move(ruleset: Ruleset, body: list[Point]) -> list[Point]:
+    """The squares of ``body`` still occupied once it has moved this turn: the segments
+    whose :func:`turns_until_vacated` exceeds 1, which is every segment but the tail (the
+    whole body in constrictor rulesets; a stacked tail stays, as it is also ``body[-2]``)."""
+    return body if ruleset.constrictor else body[:-1]
+
+
+def passes_through(ruleset: Ruleset, snake: Snake, other: Snake) -> bool:
+    """``other``'s body is no obstacle to ``snake``: squadmates in squad mode with
+    ``allowBodyCollisions``."""
+    return ruleset.squad and ruleset.settings.allow_body_collisions and snake.is_squadmate(other)
+
+
+def obstacles_after_move(state: GameState, snake: Snake | None = None) -> set[Point]:
+    """The squares a living snake's body occupies after this turn's movement: obstacles
+    for ``snake`` (its passable squadmates' bodies left out), or for anyone when ``None``."""
+    ruleset = state.game.ruleset
+    occupied: set[Point] = set()
+    for other in state.board.snakes:
+        if other.eliminated_cause or (snake is not None and passes_through(ruleset, snake, other)):
+            continue
+        occupied.update(segments_after_move(ruleset, other.body))
+    return occupied
+
+
+def fatal_reason(state: GameState, snake: Snake, move: str, obstacles: set[Point]) -> str:
+    """Why ``move`` kills ``snake`` whatever the others do (:data:`NECK`, :data:`WALL` or
+    :data:`BODY`), or ``""`` when it does not. ``obstacles``: :func:`obstacles_after_move`
+    for ``snake``."""
+    head = snake.head
+    square = next_square(state, head, move)
+    body = snake.body
+    if len(body) > 1 and square == body[1] and body[1] != head:
+        return NECK
+    if not state.board.in_bounds(square):
+        return WALL
+    if square in obstacles:
+        return BODY
+    return ""
+
+
+def candidate_moves(state: GameState, snake: Snake,
+                    obstacles: set[Point] | None = None) -> tuple[str, ...]:
+    """The moves of ``snake`` that are not certain death (:func:`fatal_reason`), in
+    :data:`~.geometry.MOVES` order. A snake with none keeps its first move that is not
+    back onto its neck (``up`` if even that is missing), so that a search still plays it
+    and the rules eliminate it as they would.
+
+    ``obstacles`` may be :func:`obstacles_after_move` for anyone, computed once for a
+    position; it is recomputed here when squadmates' bodies are passable for ``snake``."""
+    ruleset = state.game.ruleset
+    if obstacles is None or (snake.squad and ruleset.squad and ruleset.settings.allow_body_collisions):
+        obstacles = obstacles_after_move(state, snake)
+    out = []
+    fallback = None
+    for move in MOVES:
+        reason = fatal_reason(state, snake, move, obstacles)
+        if reason == NECK:
+            continue
+        if fallback is None:
+            fallback = move
+        if not reason:
+            out.append(move)
+    return tuple(out) if out else (fallback or "up",)
+
+

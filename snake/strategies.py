@@ -1,0 +1,54 @@
+"""Every strategy by name: the one registry.
+
+The service picks one by the environment variable ``NUPPEPPOU_STRATEGY`` (default
+:data:`DEFAULT_STRATEGY`, ``search``: it beats ``seed`` and ``floodfill`` in the arena,
+docs/search-evidence.md); the arena and ``python -m snake.explain`` use :func:`get_strategy`.
+
+- ``seed``, ``floodfill``, ``random``: the one-step strategies (:mod:`snake.strategy`);
+- ``search``, ``search-mcts``, ``search-nnue``, ``search-mcts-nnue``: look-ahead within the
+  time budget (:data:`snake.search.VARIANTS`, docs/search.md).
+
+Other strategies plug in with :func:`register_strategy`.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from .decision import Strategy
+from .search.strategy import VARIANTS, make_search_strategy
+from .strategy import FloodFillStrategy, RandomStrategy, SeedStrategy
+
+StrategyFactory = Callable[..., Strategy]
+
+_REGISTRY: dict[str, StrategyFactory] = {
+    "seed": lambda network=None, seed=None: SeedStrategy(),
+    "floodfill": lambda network=None, seed=None: FloodFillStrategy(),
+    "random": lambda network=None, seed=None: RandomStrategy(seed),
+    **{name: functools.partial(make_search_strategy, name) for name in VARIANTS},
+}
+
+#: The service's strategy when ``NUPPEPPOU_STRATEGY`` is not set.
+DEFAULT_STRATEGY = "search"
+
+#: Names of the registered strategies.
+STRATEGIES: tuple[str, ...] = tuple(_REGISTRY)
+
+
+def register_strategy(name: str, factory: StrategyFactory) -> None:
+    """Make ``factory(network=..., seed=...)`` available as strategy ``name``."""
+    global STRATEGIES
+    _REGISTRY[name] = factory
+    STRATEGIES = tuple(_REGISTRY)
+
+
+def get_strategy(name: str, *, network: Any | None = None, seed: int | None = None) -> Strategy:
+    """A new strategy by name; ``ValueError`` listing the known names for an unknown one."""
+    try:
+        factory = _REGISTRY[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown strategy {name!r}; choose one of: {', '.join(_REGISTRY)}"
+        ) from None
+    return factory(network=network, seed=seed)
