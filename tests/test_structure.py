@@ -1,0 +1,144 @@
+"""The code's shape: one owner per concept, and no import cycles.
+
+The import graph is read from the source (every ``import`` statement, function-level and
+``TYPE_CHECKING`` ones included, since a lazy import that closes a loop is still a loop).
+A module importing ``a.b.c`` also depends on the packages ``a.b`` and ``a`` (Python runs
+their ``__init__`` first), except on its own ancestors.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from snake.board import Ruleset
+from snake.rules import STAGES
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("snake", "nnue")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _sources() -> dict[str, Path]:
+    found = {_module_name(p): p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")}
+    found["app"] = ROOT / "app.py"
+    return found
+
+
+def _imports(name: str, path: Path, modules: set[str]) -> set[str]:
+    """The project modules that ``name`` imports (with their ancestor packages)."""
+    is_package = path.name == "__init__.py"
+    package = name if is_package else name.rpartition(".")[0]
+    targets: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                stem = ".".join(base + ([node.module] if node.module else []))
+            else:
+                stem = node.module or ""
+            targets.add(stem)
+            targets.update(f"{stem}.{alias.name}" for alias in node.names)
+    out: set[str] = set()
+    for target in targets:
+        parts = target.split(".")
+        for k in range(1, len(parts) + 1):
+            candidate = ".".join(parts[:k])
+            if candidate in modules and candidate != name and not name.startswith(candidate + "."):
+                out.add(candidate)
+    return out
+
+
+def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_the_import_graph_has_no_cycle():
+    sources = _sources()
+    modules = set(sources)
+    graph = {name: _imports(name, path, modules) for name, path in sources.items()}
+    assert graph["snake.strategies"] >= {"snake.strategy", "snake.search.strategy"}   # the reader works
+    assert _find_cycle(graph) is None, " -> ".join(_find_cycle(graph))
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_the_game_model_and_the_serving_path_import_no_training_code():
+    sources = _sources()
+    modules = set(sources)
+    for name, path in sources.items():
+        if name.startswith("nnue.train"):
+            continue
+        assert not any(m.startswith("nnue.train") for m in _imports(name, path, modules)), name
+    assert _imports("snake.board", sources["snake.board"], modules) == set()
+
+
+#: Concepts that must be defined in exactly one place (a module-level ``def``, ``class`` or
+#: assignment).
+ONE_OWNER = {
+    "MOVES": "snake/rules/geometry.py",
+    "DELTAS": "snake/rules/geometry.py",
+    "neighbour_table": "snake/rules/geometry.py",
+    "default_move": "snake/rules/stages.py",
+    "obstacles_after_move": "snake/rules/occupancy.py",
+    "candidate_moves": "snake/rules/occupancy.py",
+    "turns_until_vacated": "snake/rules/occupancy.py",
+    "is_game_over": "snake/rules/stages.py",
+    "outcome": "snake/rules/results.py",
+    "random_move": "snake/strategy.py",
+    "Decision": "snake/decision.py",
+    "N_FEATURES": "nnue/features.py",
+}
+
+
+def test_each_concept_has_one_owner():
+    files = [p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")] + [ROOT / "app.py"]
+    for concept, owner in ONE_OWNER.items():
+        pattern = re.compile(rf"^(?:def|class)\s+{concept}\b|^(?![ \t])[\w ,]*\b{concept}\b[\w ,]*(?::[^=\n]*)?=[^=]", re.M)
+        where = sorted(str(p.relative_to(ROOT)) for p in files if pattern.search(p.read_text(encoding="utf-8")))
+        assert where == [owner], f"{concept} is defined in {where}"
+
+
+def test_the_stage_table_agrees_with_the_ruleset_facts():
+    for name, stages in STAGES.items():
+        names = [stage for stage, _ in stages]
+        ruleset = Ruleset(name)
+        assert ruleset.wraps == ("movement.wrap_boundaries" in names), name
+        assert ruleset.constrictor == ("modify_snakes.always_grow" in names), name
+        assert ruleset.squad == ("modify_snakes.share_attributes" in names), name
+        assert names.index("elimination.standard") > names.index("feed_snakes.standard")
