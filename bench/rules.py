@@ -12,7 +12,11 @@ per turn is included.
   eliminations, mode stages);
 - ``play_turn``: a whole turn as the engine plays it, with the standard map's random food
   spawning (seeded) and ``turn`` + 1;
-- ``state.copy()``: the copy alone, for reference.
+- ``state.copy()``: the copy alone, for reference;
+- ``compiled``: the compiled twin (:mod:`snake.core`) on the same positions and moves, the
+  loop itself compiled, each turn a copy of the state vector into a preallocated row and the
+  step (what a compiled search does per node); its ratio to ``apply_rules`` (CPU time, the
+  same run) is printed.
 
 Rates are by the wall clock (the headline) and, in brackets, by the process's CPU time,
 which other jobs on a shared machine disturb less.
@@ -28,7 +32,13 @@ import random
 import time
 from typing import Callable
 
+import numpy as np
+from numba import njit
+
+from snake import core
 from snake.board import Board, Game, GameState, Point, Ruleset, Snake
+from snake.core.state import ALIVE, G_CAUSE, G_N
+from snake.core.step import apply_rules as compiled_apply_rules
 from snake.rules import apply_rules, play_turn
 
 RING_SIDE = 5
@@ -101,6 +111,48 @@ def measure(step: Callable[[GameState, dict[str, str]], GameState], start: GameS
     return best_wall, best_cpu
 
 
+@njit(cache=True, nogil=True)
+def _compiled_episodes(g, start, moves, episodes):
+    """Replay ``moves`` (turns x snakes) from ``start`` ``episodes`` times; every turn copies
+    the state vector and steps it. Returns the number of snakes alive at the end."""
+    no_report = np.zeros((0, 4), dtype=np.int32)
+    stack = np.empty((2, start.shape[0]), dtype=start.dtype)   # a search's node stack, in small
+    for _ in range(episodes):
+        stack[0] = start
+        for t in range(moves.shape[0]):
+            stack[(t + 1) & 1] = stack[t & 1]
+            compiled_apply_rules(g, stack[(t + 1) & 1], moves[t], -1, no_report)
+    state = stack[moves.shape[0] & 1]
+    alive = 0
+    for i in range(g[G_N]):
+        if state[g[G_CAUSE] + i] == ALIVE:
+            alive += 1
+    return alive
+
+
+def measure_compiled(start: GameState, moves: list[dict[str, str]], seconds: float,
+                     repeats: int = 5) -> tuple[float, float]:
+    """:func:`measure` for the compiled step (compiled once before timing)."""
+    packed = core.encode(start)
+    table = np.array([core.move_numbers(packed, m) for m in moves], dtype=np.int32)
+    n = len(start.board.snakes)
+    if _compiled_episodes(packed.g, packed.s, table, 1) != n:
+        raise RuntimeError("a snake died: the benchmark would not measure living snakes")
+    best_wall = best_cpu = 0.0
+    for _ in range(repeats):
+        episodes = 1
+        t0, c0 = time.perf_counter(), time.process_time()
+        deadline = t0 + seconds / repeats
+        turns = 0
+        while time.perf_counter() < deadline:
+            _compiled_episodes(packed.g, packed.s, table, episodes)
+            turns += episodes * len(moves)
+            episodes *= 2
+        best_wall = max(best_wall, turns / (time.perf_counter() - t0))
+        best_cpu = max(best_cpu, turns / max(time.process_time() - c0, 1e-9))
+    return best_wall, best_cpu
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.rules", description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=1.0, help="time per measurement, split in 5 runs of which the best counts (default 1)")
@@ -113,10 +165,13 @@ def main(argv: list[str] | None = None) -> None:
         rules_wall, rules_cpu = measure(lambda s, m: apply_rules(s, m), start, moves, args.seconds)
         turn_wall, turn_cpu = measure(lambda s, m: play_turn(s, m, rng), start, moves, args.seconds)
         copy_wall, _ = measure(lambda s, m: s.copy(), start, moves, args.seconds)
+        compiled_wall, compiled_cpu = measure_compiled(start, moves, args.seconds)
         print(f"{side}x{side}, {n} snakes of length {SNAKE_LENGTH}: "
               f"apply_rules {rules_wall:,.0f} turns/s (CPU time {rules_cpu:,.0f}), "
               f"play_turn {turn_wall:,.0f} turns/s (CPU time {turn_cpu:,.0f}), "
-              f"state.copy() {copy_wall:,.0f}/s")
+              f"state.copy() {copy_wall:,.0f}/s; "
+              f"compiled {compiled_wall:,.0f} turns/s (CPU time {compiled_cpu:,.0f}), "
+              f"{compiled_cpu / rules_cpu:.0f}x apply_rules")
         if (side, n) == (11, 4):
             headline = turn_wall
     print(f"rules: {headline:.0f} turns/s on 11x11 with 4 snakes")

@@ -2,6 +2,7 @@
 
     python -m snake.conformance FILE...            # .jsonl or .jsonl.gz, vectors format
     python -m snake.conformance -v FILE...         # print every mismatch in full
+    python -m snake.conformance --engine compiled FILE...   # the compiled twin (snake.core)
 
 Each line of a file is one turn (format: ``../shared/vectors/README.md``). For each line the
 recorded ``before`` state and ``moves`` go through :func:`snake.rules.apply_rules` (royale's
@@ -12,6 +13,11 @@ minimum, or at most one piece with a spawn chance, each on a square the map may 
 ``empty``: never), ``after`` must be ``after_rules`` plus that food with ``turn`` + 1, the
 next line of the same game must start from it, and ``game_over_after`` must agree with
 :func:`snake.rules.is_game_over`.
+
+With ``--engine compiled`` each turn goes through the compiled core instead: ``before`` is
+encoded (:func:`snake.core.encode`), stepped (:func:`snake.core.apply_rules`), decoded for
+``after_rules``; the recorded spawned food is added to the packed state and ``turn`` + 1
+(:func:`snake.core.end_turn`), decoded again for ``after``.
 
 Prints one line per file, ``FILE: N turns, M mismatches``, then
 ``conformance: N passed, M failed`` (files); exits 1 on any mismatch.
@@ -158,8 +164,31 @@ def check_spawned_food(after_rules: GameState, spawned: list[tuple[int, int]]) -
     return problems
 
 
-def check_file(path: str | Path, *, max_reports: int = 3) -> FileResult:
-    """Replay one file; ``max_reports`` mismatches are described in full (0: none)."""
+def _reference(before: GameState, moves: dict[str, str], side: int | None,
+               spawned: list[tuple[int, int]]) -> tuple[GameState, GameState]:
+    """(after the rule stages, after the whole turn) by :mod:`snake.rules`."""
+    after_rules = apply_rules(before, moves, royale_side=side)
+    after = after_rules.copy()
+    after.board.food.extend(spawned)
+    after.turn += 1
+    return after_rules, after
+
+
+def _compiled(before: GameState, moves: dict[str, str], side: int | None,
+              spawned: list[tuple[int, int]]) -> tuple[GameState, GameState]:
+    """The same through the compiled core: encode, step, decode."""
+    from . import core
+    packed, _ = core.apply_rules(core.encode(before), moves, royale_side=side)
+    return core.decode(packed), core.decode(core.end_turn(packed, spawned))
+
+
+#: The rules engines a file can be checked against.
+ENGINES = {"reference": _reference, "compiled": _compiled}
+
+
+def check_file(path: str | Path, *, max_reports: int = 3, engine: str = "reference") -> FileResult:
+    """Replay one file through ``engine`` (:data:`ENGINES`); ``max_reports`` mismatches are
+    described in full (0: none)."""
     result = FileResult(str(path))
     previous: tuple[str, dict[str, Any]] | None = None  # (game_id, expected next before)
     for line in read_lines(path):
@@ -177,24 +206,22 @@ def check_file(path: str | Path, *, max_reports: int = 3) -> FileResult:
             shrinks = line.get("royale_shrinks") or []
             if shrinks:
                 side = shrinks[-1]
+        spawned = _points(line.get("spawned_food") or [])
         try:
-            ours = apply_rules(before, moves, royale_side=side)
+            ours, after_state = ENGINES[engine](before, moves, side, spawned)
         except Exception as e:  # a crash is a mismatch, reported with the turn
-            problems.append(f"apply_rules raised {type(e).__name__}: {e}")
+            problems.append(f"the {engine} engine raised {type(e).__name__}: {e}")
             ours = None
         if ours is not None:
             rule_problems = diff(line["after_rules"], state_to_vector(ours), "after_rules")
             problems += rule_problems
-            spawned = _points(line.get("spawned_food") or [])
             problems += check_spawned_food(ours, spawned)
-            ours.board.food.extend(spawned)
-            ours.turn += 1
-            after = state_to_vector(ours)
+            after = state_to_vector(after_state)
             if "after" in line and not rule_problems:  # else the same diff again
                 problems += diff(line["after"], after, "after")
-            if "game_over_after" in line and bool(line["game_over_after"]) != is_game_over(ours):
+            if "game_over_after" in line and bool(line["game_over_after"]) != is_game_over(after_state):
                 problems.append(f"game_over_after: expected {line['game_over_after']}, "
-                                f"got {is_game_over(ours)}")
+                                f"got {is_game_over(after_state)}")
         previous = (line.get("game_id"), line.get("after")) if "after" in line else None
         if problems:
             result.mismatches += 1
@@ -211,11 +238,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("files", nargs="+", help=".jsonl or .jsonl.gz files in the vectors format")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="describe every mismatch (default: the first 3 per file)")
+    parser.add_argument("--engine", choices=tuple(ENGINES), default="reference",
+                        help="the readable rules (reference, default) or the compiled core")
     args = parser.parse_args(argv)
     passed = failed = 0
     for path in args.files:
         try:
-            result = check_file(path, max_reports=10**9 if args.verbose else 3)
+            result = check_file(path, max_reports=10**9 if args.verbose else 3, engine=args.engine)
         except (OSError, ValueError, KeyError, TypeError) as e:
             print(f"{path}: cannot read ({type(e).__name__}: {e})")
             failed += 1

@@ -19,11 +19,21 @@ def test_vectors_are_present():
     assert FILES, f"no vector files in {VECTORS.resolve()} (the repo is cloned with shared/ beside it)"
 
 
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
-def test_every_recorded_turn_matches(path):
-    result = check_file(path)
+def test_every_recorded_turn_matches(path, engine):
+    result = check_file(path, engine=engine)
     assert result.turns >= 300
     assert result.mismatches == 0, "\n".join(result.reports)
+
+
+def test_the_compiled_engine_reports_a_wrong_turn(tmp_path, capsys):
+    lines = _lines("standard_11x11.jsonl.gz")[:3]
+    lines[1]["after_rules"]["snakes"][0]["health"] += 1
+    path = _write(tmp_path, lines)
+    assert main(["--engine", "compiled", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "1 mismatches" in out and "health" in out
 
 
 def _lines(name: str) -> list[dict]:
