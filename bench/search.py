@@ -14,8 +14,13 @@ medians over the positions.
 Also: the overrun of the deadline (the search's own stop, what the margin must cover),
 and with ``--profile`` where one alpha-beta search spends its time.
 
-The last line reads ``search: N nodes/s, depth D on 11x11 1v1`` (alpha-beta, board
-control, wall clock).
+The compiled search (the default ``search``: :mod:`snake.core.search`) is measured first,
+beside the Python searches in the same run, with its speed-up over the Python alpha-beta.
+``--threads`` also measures two compiled searches at once in one process (two threads):
+their combined nodes per second against one search alone.
+
+The last line reads ``search: N nodes/s, depth D on 11x11 1v1`` (the default: the compiled
+alpha-beta with board control, wall clock).
 """
 
 from __future__ import annotations
@@ -75,6 +80,29 @@ def measure(strategy: SearchStrategy, requests: list[MoveRequest], accumulator_f
     }
 
 
+def two_at_once(requests: list[MoveRequest], ms: float) -> None:
+    """Nodes per second of one compiled search alone, then of two at once in two threads of
+    this process (the compiled search releases the GIL), on the same positions."""
+    import threading
+
+    strategy = SearchStrategy(think_ms=ms, engine="compiled", max_concurrent=None)
+    alone = [strategy.search(r).nodes / (ms / 1000) for r in requests]
+    together: list[float] = []
+
+    def run(request: MoveRequest) -> None:
+        together.append(strategy.search(request).nodes / (ms / 1000))
+
+    threads = [threading.Thread(target=run, args=(r,)) for r in requests[:2]]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    one = statistics.mean(alone[:2])
+    both = sum(together)
+    print(f"two compiled searches at once in one process: {both:,.0f} nodes/s together, "
+          f"{one:,.0f} for one alone: {both / one:.2f}x")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.search",
                                      description=__doc__.split("\n")[0])
@@ -84,6 +112,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="also measure the NNUE evaluator (random 512x512 network)")
     parser.add_argument("--profile", action="store_true",
                         help="profile one alpha-beta search on 11x11 1v1")
+    parser.add_argument("--threads", action="store_true",
+                        help="also measure two compiled searches at once in one process")
     args = parser.parse_args(argv)
 
     network = None
@@ -102,19 +132,31 @@ def main(argv: list[str] | None = None) -> None:
     headline = None
     for n_snakes, label in ((2, "1v1"), (4, "4 snakes")):
         requests = positions(n_snakes, args.positions)
-        for algorithm in ("alphabeta", "mcts"):
-            evaluators = ["voronoi"] + (["nnue"] if network is not None else [])
-            for evaluator in evaluators:
-                strategy = SearchStrategy(network, algorithm=algorithm, evaluator=evaluator,
-                                          think_ms=args.ms)
-                acc = fresh_accumulator if evaluator == "nnue" else no_accumulator
-                m = measure(strategy, requests, acc)
-                print(f"11x11 {label:<8} {algorithm:<9} {evaluator:<7}: "
-                      f"{m['nodes/s']:7,.0f} nodes/s (CPU time {m['cpu nodes/s']:7,.0f}), "
-                      f"depth {m['depth']:g} in {args.ms:g} ms, {m['nodes']:,.0f} nodes, "
-                      f"deadline overrun at most {m['max overrun ms']:.2f} ms")
-                if (n_snakes, algorithm, evaluator) == (2, "alphabeta", "voronoi"):
+        python_rate = None
+        for engine, algorithm, evaluator in ([("compiled", "alphabeta", "voronoi"),
+                                              ("python", "alphabeta", "voronoi"),
+                                              ("python", "mcts", "voronoi")]
+                                             + ([("python", "alphabeta", "nnue"),
+                                                 ("python", "mcts", "nnue")] if network else [])):
+            strategy = SearchStrategy(network, algorithm=algorithm, evaluator=evaluator,
+                                      think_ms=args.ms, engine=engine, max_concurrent=None)
+            acc = fresh_accumulator if evaluator == "nnue" else no_accumulator
+            m = measure(strategy, requests, acc)
+            print(f"11x11 {label:<8} {engine:<8} {algorithm:<9} {evaluator:<7}: "
+                  f"{m['nodes/s']:9,.0f} nodes/s (CPU time {m['cpu nodes/s']:9,.0f}), "
+                  f"depth {m['depth']:g} in {args.ms:g} ms, {m['nodes']:,.0f} nodes, "
+                  f"deadline overrun at most {m['max overrun ms']:.2f} ms")
+            if (engine, algorithm, evaluator) == ("compiled", "alphabeta", "voronoi"):
+                compiled = m
+                if n_snakes == 2:
                     headline = m
+            elif (engine, algorithm, evaluator) == ("python", "alphabeta", "voronoi"):
+                python_rate = m["cpu nodes/s"]
+        print(f"11x11 {label}: compiled {compiled['cpu nodes/s'] / python_rate:.0f}x the Python "
+              f"alpha-beta's nodes/s (CPU time, same positions, same run)")
+
+    if args.threads:
+        two_at_once(positions(2, 2), args.ms)
 
     if args.profile:
         request = positions(2, 1)[0]

@@ -72,7 +72,7 @@ def explain(request: MoveRequest, decision: Decision, strategy: str) -> str:
 def _explain_search(search: SearchResult, letters: dict[str, str]) -> list[str]:
     """The search's summary: what it searched, how deep, and the line it expects."""
     lines = [
-        f"search: {search.algorithm} with {search.evaluator} evaluation, "
+        f"search: {search.algorithm} ({search.engine}) with {search.evaluator} evaluation, "
         f"depth {search.depth}, {search.nodes} nodes, "
         f"{search.since_arrival_ms} ms, stopped: {search.stopped}",
         f"  score {search.score:.4f}",

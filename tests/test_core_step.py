@@ -17,26 +17,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from snake import core, rules, setup
+from snake import core, rules
 from snake.board import GameState, Snake
 from snake.core.state import G_BODY, G_CAPACITY, G_LENGTH, EncodeError
 from snake.diagram import from_ascii
 from snake.perft import check, read
-from snake.rules import MOVES
+
+from .games import choose_moves, new_game
 
 PERFT = Path(__file__).parent / "data" / "perft.jsonl"
-
-#: (ruleset, map, snake counts) of the differential games; each is played on 7x7, 11x11
-#: and 19x19 (squad in squads of two).
-KINDS = [
-    ("standard", "standard", (2, 3, 4)), ("standard", "empty", (2, 4)),
-    ("standard", "hz_spiral", (2, 4)), ("standard", "hz_rings", (4,)),
-    ("standard", "hz_inner_wall", (2,)), ("standard", "hz_columns", (3,)),
-    ("constrictor", "standard", (2, 3)), ("royale", "royale", (2, 4)),
-    ("wrapped", "standard", (2, 4)), ("wrapped_constrictor", "standard", (2, 3)),
-    ("solo", "standard", (1,)), ("squad", "standard", (4,)),
-]
-
 
 def rule_fields(state: GameState) -> tuple:
     snakes = [(s.id, s.body, s.health, s.eliminated_cause, s.eliminated_by, s.eliminated_on_turn)
@@ -69,44 +58,14 @@ def pieces(state: GameState, pw: int) -> Counter:
     return out
 
 
-def choose_moves(state: GameState, rng: random.Random, style: int) -> dict[str, str]:
-    """Moves for every living snake: mostly not certain death, sometimes anything (so that
-    snakes also die by walls, bodies and heads), in style 1 heading for food."""
-    obstacles = rules.obstacles_after_move(state)
-    moves = {}
-    for s in state.board.snakes:
-        if not s.alive:
-            continue
-        candidates = rules.candidate_moves(state, s, obstacles)
-        if rng.random() < 0.08:
-            moves[s.id] = rng.choice(MOVES)
-        elif style == 1 and state.board.food:
-            fx, fy = min(state.board.food, key=lambda f: abs(f[0] - s.head[0]) + abs(f[1] - s.head[1]))
-
-            def distance(m: str) -> int:
-                x, y = rules.next_square(state, s.head, m)
-                return abs(x - fx) + abs(y - fy)
-            moves[s.id] = min(candidates, key=distance)
-        else:
-            moves[s.id] = rng.choice(candidates)
-        if rng.random() < 0.01:
-            moves[s.id] = "sideways"       # an invalid move: the engine repeats the last one
-    return moves
-
-
 def play_differential(seed: int, target_turns: int) -> tuple[int, int]:
     """Games until ``target_turns`` turns are checked; returns (turns, reports checked)."""
     rng = random.Random(seed)
     turns = reports = game = 0
     while turns < target_turns:
-        ruleset, map_name, counts = KINDS[game % len(KINDS)]
-        side = (7, 11, 19)[(game // len(KINDS)) % 3]
-        n = rng.choice(counts)
-        squads = [f"squad{k // 2}" for k in range(n)] if ruleset == "squad" else None
-        state = setup.new_game(ruleset, side, side, [f"s{k}" for k in range(n)], map=map_name,
-                               rng=rng, squads=squads)
-        if ruleset == "royale":
-            state.game.ruleset.settings.shrink_every_n_turns = rng.choice((5, 10, 25))
+        state = new_game(game, rng)
+        ruleset, map_name = state.game.ruleset.name, state.game.map
+        side = state.board.width
         style = game % 2
         game += 1
         packed = core.encode(state)

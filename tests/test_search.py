@@ -21,12 +21,18 @@ from snake.search.state import PROVEN, plan_snakes
 from snake.search.strategy import SearchStrategy
 from snake.setup import new_game
 
-ALGORITHMS = ("alphabeta", "mcts")
+#: The searches: Python alpha-beta, Python MCTS, and the compiled alpha-beta (snake.core).
+ALGORITHMS = ("alphabeta", "mcts", "compiled")
+
+
+def strategy_for(algorithm, **options):
+    if algorithm == "compiled":
+        algorithm, options["engine"] = "alphabeta", "compiled"
+    return SearchStrategy(algorithm=algorithm, **options)
 
 
 def search(request, algorithm="alphabeta", nodes=4000, **options):
-    strategy = SearchStrategy(algorithm=algorithm, max_nodes=nodes, think_ms=60_000, **options)
-    return strategy.search(request)
+    return strategy_for(algorithm, max_nodes=nodes, think_ms=60_000, **options).search(request)
 
 
 # --- tactics ---------------------------------------------------------------------------
@@ -53,8 +59,9 @@ def test_avoids_a_dead_end_corridor(algorithm):
     assert result.move in ("up", "down")
 
 
-def test_alphabeta_proves_the_corridor_is_lost():
-    result = search(corridor(), nodes=3000)
+@pytest.mark.parametrize("algorithm", ("alphabeta", "compiled"))
+def test_alphabeta_proves_the_corridor_is_lost(algorithm):
+    result = search(corridor(), algorithm, nodes=3000)
     assert result.depth >= 3
     assert result.scores["left"] <= -PROVEN
     assert result.score > -PROVEN
@@ -80,8 +87,9 @@ def test_avoids_a_losing_head_to_head(algorithm):
     assert result.move in ("left", "right")
 
 
-def test_alphabeta_sees_the_head_to_head_as_lost():
-    result = search(from_ascii(HEAD_TO_HEAD, health={"A": 30}))
+@pytest.mark.parametrize("algorithm", ("alphabeta", "compiled"))
+def test_alphabeta_sees_the_head_to_head_as_lost(algorithm):
+    result = search(from_ascii(HEAD_TO_HEAD, health={"A": 30}), algorithm)
     assert result.scores["up"] <= -PROVEN
 
 
@@ -103,8 +111,9 @@ def test_takes_a_winning_head_to_head(algorithm):
     assert result.move == "up"
 
 
-def test_alphabeta_proves_the_head_to_head_win():
-    result = search(from_ascii(CORNERED))
+@pytest.mark.parametrize("algorithm", ("alphabeta", "compiled"))
+def test_alphabeta_proves_the_head_to_head_win(algorithm):
+    result = search(from_ascii(CORNERED), algorithm)
     assert result.score >= PROVEN
     assert result.stopped == "proven"
     assert result.pv[0] == {"A": "up", "B": "down"}
@@ -128,8 +137,9 @@ def test_wins_a_food_race(algorithm):
     assert result.move in ("left", "up")
 
 
-def test_alphabeta_proves_the_food_race():
-    result = search(from_ascii(FOOD_RACE, health={"A": 3, "B": 3}), nodes=6000)
+@pytest.mark.parametrize("algorithm", ("alphabeta", "compiled"))
+def test_alphabeta_proves_the_food_race(algorithm):
+    result = search(from_ascii(FOOD_RACE, health={"A": 3, "B": 3}), algorithm, nodes=6000)
     assert result.score >= PROVEN
     assert result.scores["down"] < PROVEN
 
@@ -158,7 +168,7 @@ def test_deadline_holds_under_a_tiny_budget():
     request.state.game.timeout = 20          # thinks max(20 - 150, 25% of 20) = 5 ms
     assert think_time_ms(20) == 5
     for algorithm in ALGORITHMS:
-        strategy = SearchStrategy(algorithm=algorithm)
+        strategy = strategy_for(algorithm)
         began = time.perf_counter()
         decision = strategy.choose(request, None)
         elapsed = (time.perf_counter() - began) * 1000
@@ -273,7 +283,7 @@ class CheckingEvaluator(NnueEvaluator):
         return made
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("algorithm", ("alphabeta", "mcts"))     # the NNUE is searched in Python
 def test_nnue_accumulators_along_the_path_equal_full_refreshes(network, algorithm, monkeypatch):
     import snake.search.strategy as module
     monkeypatch.setattr(module, "NnueEvaluator", CheckingEvaluator)
@@ -317,10 +327,11 @@ def test_every_ruleset_gets_a_searched_legal_move(ruleset, n_snakes, side, algor
     state = new_game(ruleset, side, side, ids, rng=rng, squads=squads)
     state = play_turn(state, {}, rng)
     request = MoveRequest(state, state.board.snake("A"))
-    decision = SearchStrategy(algorithm=algorithm, max_nodes=60, think_ms=60_000).choose(request, None)
+    decision = strategy_for(algorithm, max_nodes=60, think_ms=60_000).choose(request, None)
     assert decision.move in MOVES
     assert decision.method.startswith("search")
     assert decision.search.nodes >= 1
+    assert decision.search.engine == ("compiled" if algorithm == "compiled" else "python")
 
 
 def test_a_snake_not_on_the_board_gets_the_seed_answer():
@@ -353,7 +364,7 @@ def test_deadlines_hold_for_searches_sharing_the_cpu():
 
     def run(algorithm):
         began = time.perf_counter()
-        SearchStrategy(algorithm=algorithm, think_ms=20).choose(request, None)
+        strategy_for(algorithm, think_ms=20).choose(request, None)
         elapsed.append((time.perf_counter() - began) * 1000)
 
     threads = [threading.Thread(target=run, args=(a,)) for a in ALGORITHMS * 2]
@@ -361,7 +372,7 @@ def test_deadlines_hold_for_searches_sharing_the_cpu():
         t.start()
     for t in threads:
         t.join()
-    assert len(elapsed) == 4
+    assert len(elapsed) == 2 * len(ALGORITHMS)
     assert max(elapsed) < 20 + 150, elapsed   # generous: four threads, one GIL, shared machine
 
 

@@ -25,7 +25,8 @@ wire use.
 
 The state vector, in order: ``turn``, the food count, the hazard count; per snake health,
 length, head position ``hp``, elimination cause (:data:`CAUSES` index, 0 alive), eliminated
-by (snake index, -1 nobody), eliminated on turn, squad number; the bodies (``n * capacity``);
+by (snake index, -1 nobody), eliminated on turn, squad number (0 for no squad: equal squads
+for the squad stages, but never squadmates); the bodies (``n * capacity``);
 the food list; the hazard list; ``occ``, ``food_at``, ``hazard_at`` (a cell each).
 """
 
@@ -148,7 +149,7 @@ def encode(state: GameState, you_id: str | None = None, *, horizon: int = 0) -> 
 
     s = np.zeros(offset, dtype=np.int32)
     s[S_TURN] = state.turn
-    squads: dict[str, int] = {}
+    squads: dict[str, int] = {"": 0}     # squad 0: no squad (never a squadmate)
     for i, snake in enumerate(snakes):
         if snake.eliminated_cause not in CAUSE_OF:
             raise EncodeError(f"snake {snake.id}: unknown elimination cause {snake.eliminated_cause!r}")

@@ -202,9 +202,27 @@ def is_game_over(g, s):
 
 
 @njit(**_JIT)
-def _move_snakes(g, s, moves, wraps):
+def next_cell(g, cell, move, wraps):
+    """The cell one ``move`` away: across the edges when ``wraps``, otherwise possibly a
+    border cell (off the board)."""
     pw = g[G_PW]
-    width, height = g[G_WIDTH], g[G_HEIGHT]
+    x, y = cell % pw - 1, cell // pw - 1
+    if move == 0:
+        y += 1
+    elif move == 1:
+        y -= 1
+    elif move == 2:
+        x -= 1
+    else:
+        x += 1
+    if wraps:
+        x %= g[G_WIDTH]
+        y %= g[G_HEIGHT]
+    return (y + 1) * pw + x + 1
+
+
+@njit(**_JIT)
+def _move_snakes(g, s, moves, wraps):
     mask = g[G_MASK]
     for i in range(g[G_N]):
         if s[g[G_CAUSE] + i] != ALIVE:
@@ -212,26 +230,7 @@ def _move_snakes(g, s, moves, wraps):
         move = moves[i]
         if move < 0 or move > 3:
             move = default_move(g, s, i)
-        head = segment(g, s, i, 0)
-        x, y = head % pw - 1, head // pw - 1
-        if move == 0:
-            y += 1
-        elif move == 1:
-            y -= 1
-        elif move == 2:
-            x -= 1
-        else:
-            x += 1
-        if wraps:
-            if x < 0:
-                x = width - 1
-            elif x >= width:
-                x = 0
-            if y < 0:
-                y = height - 1
-            elif y >= height:
-                y = 0
-        new_head = (y + 1) * pw + (x + 1)
+        new_head = next_cell(g, segment(g, s, i, 0), move, wraps)
         length = s[g[G_LENGTH] + i]
         tail = segment(g, s, i, length - 1)
         hp = s[g[G_HP] + i] + 1

@@ -19,7 +19,7 @@ class SearchResult:
     strategy). ``iterations`` (alpha-beta): per completed iteration (depth, best move, score,
     nodes so far, ms so far). ``opponents`` / ``cheap``: the snakes searched and those
     played cheaply. ``visits`` / ``simulations``: MCTS root visits and playouts. ``note``:
-    why the configured evaluator could not be used."""
+    why the configured evaluator could not be used. ``engine``: which implementation ran."""
 
     move: str | None
     score: float = 0.0
@@ -38,3 +38,4 @@ class SearchResult:
     visits: dict[str, int] = field(default_factory=dict)
     simulations: int = 0
     note: str = ""
+    engine: str = "python"     # "python" (snake.search) or "compiled" (snake.core)

@@ -27,9 +27,14 @@ from .clock import DEFAULT_MARGIN_MS, Budget, think_time_ms
 from .evaluate import BoardControlEvaluator, NnueEvaluator
 from .mcts import DecoupledUct
 from .result import SearchResult
+from .compiled import DEFAULT_TABLE_MB, CompiledAlphaBeta, warm_up
 from .state import plan_snakes
+from ..core import EncodeError
 
 ALGORITHMS = ("alphabeta", "mcts")
+#: ``python``: snake.search (readable, every algorithm and evaluator); ``compiled``: the
+#: compiled core (snake.core.search: alpha-beta with board control, no GIL).
+ENGINES = ("python", "compiled")
 EVALUATORS = ("voronoi", "nnue", "auto")
 #: how many opponents each algorithm branches on (MCTS grows linearly with them)
 DEFAULT_MAX_OPPONENTS = {"alphabeta": 2, "mcts": 7}
@@ -51,14 +56,22 @@ class SearchStrategy:
     ``reach``: which opponents are searched (:func:`snake.search.state.plan_snakes`).
     ``max_concurrent``: searches this strategy runs at once (per process); a move that
     arrives while that many are running is answered by the seed step without searching,
-    on time rather than late (``None``: no limit)."""
+    on time rather than late (``None``: no limit). ``engine``: ``python`` or ``compiled``
+    (alpha-beta with board control only; it releases the GIL, so it needs no concurrency
+    limit; a state the core cannot hold is searched in Python). ``table_mb``: the compiled
+    search's transposition table per thread."""
 
     def __init__(self, network: Any | None = None, *, name: str = "search",
                  algorithm: str = "alphabeta", evaluator: str = "voronoi",
                  margin_ms: float = DEFAULT_MARGIN_MS, think_ms: float | None = None,
                  max_nodes: int | None = None, max_depth: int = MAX_DEPTH,
                  max_opponents: int | None = None, reach: int = DEFAULT_REACH,
-                 max_concurrent: int | None = DEFAULT_MAX_CONCURRENT) -> None:
+                 max_concurrent: int | None = DEFAULT_MAX_CONCURRENT, engine: str = "python",
+                 table_mb: float = DEFAULT_TABLE_MB) -> None:
+        if engine not in ENGINES:
+            raise ValueError(f"unknown search engine {engine!r}; choose one of {ENGINES}")
+        if engine == "compiled" and (algorithm != "alphabeta" or evaluator != "voronoi"):
+            raise ValueError("the compiled engine searches alpha-beta with board control (voronoi)")
         if algorithm not in ALGORITHMS:
             raise ValueError(f"unknown search algorithm {algorithm!r}; choose one of {ALGORITHMS}")
         if evaluator not in EVALUATORS:
@@ -80,10 +93,14 @@ class SearchStrategy:
         self.max_opponents = (DEFAULT_MAX_OPPONENTS[algorithm] if max_opponents is None
                               else max_opponents)
         self.reach = reach
+        self.engine = engine
+        self.table_mb = float(table_mb)
         self.max_concurrent = max_concurrent
         self._slots = None if max_concurrent is None else threading.BoundedSemaphore(max_concurrent)
         self._seed = SeedStrategy()
         self._voronoi = BoardControlEvaluator()
+        if engine == "compiled":
+            warm_up()
 
     def _evaluator(self, request: MoveRequest) -> tuple[Any, str]:
         """The evaluator for this position, and a note when NNUE could not be used."""
@@ -113,6 +130,11 @@ class SearchStrategy:
         evaluator, note = self._evaluator(request)
         state, you = request.state, request.you
         plan = plan_snakes(state, you.id, max_opponents=self.max_opponents, reach=self.reach)
+        if self.engine == "compiled":
+            try:
+                return CompiledAlphaBeta(plan, budget, self.max_depth, self.table_mb).search(state)
+            except EncodeError as e:     # an odd state: the readable search plays it
+                note = f"compiled core: {e}; searched in Python"
         views = (you.id,) if self.algorithm == "alphabeta" else (you.id,) + plan.opponents
         context = evaluator.root(state, views, accumulator)
         if self.algorithm == "alphabeta":
@@ -159,8 +181,11 @@ class SearchStrategy:
 
 
 #: The search strategies offered by name, and their options (the one table of variants).
+#: ``search-py`` is the readable Python search the compiled one replaced, kept to compare.
 VARIANTS: dict[str, dict[str, Any]] = {
-    "search": {"algorithm": "alphabeta", "evaluator": "voronoi"},
+    "search": {"algorithm": "alphabeta", "evaluator": "voronoi", "engine": "compiled",
+               "max_concurrent": None},
+    "search-py": {"algorithm": "alphabeta", "evaluator": "voronoi"},
     "search-mcts": {"algorithm": "mcts", "evaluator": "voronoi"},
     "search-nnue": {"algorithm": "alphabeta", "evaluator": "auto"},
     "search-mcts-nnue": {"algorithm": "mcts", "evaluator": "auto"},
@@ -170,18 +195,28 @@ VARIANTS: dict[str, dict[str, Any]] = {
 def make_search_strategy(name: str = "search", network: Any | None = None,
                          seed: int | None = None) -> SearchStrategy:
     """The search strategy ``name`` (:data:`VARIANTS`). The environment may override the
-    default ``search``'s options: ``NUPPEPPOU_SEARCH_ALGORITHM`` (alphabeta, mcts),
-    ``NUPPEPPOU_SEARCH_EVAL`` (voronoi, nnue, auto); ``NUPPEPPOU_SEARCH_MARGIN_MS`` and
-    ``NUPPEPPOU_SEARCH_MAX_CONCURRENT`` (searches at once per process) for every variant.
-    ``seed`` is accepted for the registry's signature; the search is deterministic."""
+    default ``search``'s options: ``NUPPEPPOU_SEARCH_ENGINE`` (compiled, python),
+    ``NUPPEPPOU_SEARCH_ALGORITHM`` (alphabeta, mcts), ``NUPPEPPOU_SEARCH_EVAL`` (voronoi,
+    nnue, auto; anything but alpha-beta with voronoi is searched in Python);
+    ``NUPPEPPOU_SEARCH_MARGIN_MS``, ``NUPPEPPOU_SEARCH_MAX_CONCURRENT`` (searches at once per
+    process) and ``NUPPEPPOU_SEARCH_TABLE_MB`` for every variant. ``seed`` is accepted for
+    the registry's signature; the search is deterministic."""
     if name not in VARIANTS:
         raise ValueError(f"unknown search strategy {name!r}; choose one of {', '.join(VARIANTS)}")
     options: dict[str, Any] = dict(VARIANTS[name])
     if name == "search":
-        options["algorithm"] = os.environ.get("NUPPEPPOU_SEARCH_ALGORITHM") or options["algorithm"]
-        options["evaluator"] = os.environ.get("NUPPEPPOU_SEARCH_EVAL") or options["evaluator"]
+        for variable, option in (("NUPPEPPOU_SEARCH_ENGINE", "engine"),
+                                 ("NUPPEPPOU_SEARCH_ALGORITHM", "algorithm"),
+                                 ("NUPPEPPOU_SEARCH_EVAL", "evaluator")):
+            options[option] = os.environ.get(variable) or options[option]
+        if options["engine"] == "compiled" and (options["algorithm"], options["evaluator"]) != (
+                "alphabeta", "voronoi"):
+            options["engine"] = "python"
+        if options["engine"] == "python":
+            options.pop("max_concurrent")     # the GIL: the Python search's own limit
     for variable, option, kind in (("NUPPEPPOU_SEARCH_MARGIN_MS", "margin_ms", float),
-                                   ("NUPPEPPOU_SEARCH_MAX_CONCURRENT", "max_concurrent", int)):
+                                   ("NUPPEPPOU_SEARCH_MAX_CONCURRENT", "max_concurrent", int),
+                                   ("NUPPEPPOU_SEARCH_TABLE_MB", "table_mb", float)):
         value = os.environ.get(variable)
         if value:
             try:

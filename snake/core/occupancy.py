@@ -1,0 +1,93 @@
+"""Which moves are not certain death, compiled: the twin of :mod:`snake.rules.occupancy`.
+
+A square is an obstacle for snake ``i`` after this turn's movement when a living body still
+occupies it: ``occ`` counts every living segment, minus each tail that moves away (every
+snake's last segment, unless the ruleset is a constrictor one; a stacked tail keeps its
+other copy), minus the segments of squadmates whose bodies ``i`` passes through (squad with
+``allowBodyCollisions``). Held equal to the reference by tests/test_core_search.py.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from .state import (ALIVE, G_ALLOW_BODY, G_CAUSE, G_CONSTRICTOR, G_HEIGHT, G_LENGTH, G_N, G_OCC,
+                    G_PIPELINE, G_PW, G_SQUAD, G_WIDTH, G_WRAPS, SQUAD)
+from .step import default_move, next_cell, segment
+
+_JIT = dict(cache=True, nogil=True)
+
+
+@njit(**_JIT)
+def on_board(g, cell):
+    pw = g[G_PW]
+    x, y = cell % pw - 1, cell // pw - 1
+    return 0 <= x < g[G_WIDTH] and 0 <= y < g[G_HEIGHT]
+
+
+@njit(**_JIT)
+def passes_through(g, s, i, j):
+    """``j``'s body is no obstacle to ``i`` (squadmates with ``allowBodyCollisions``)."""
+    return (g[G_PIPELINE] == SQUAD and g[G_ALLOW_BODY] != 0 and i != j
+            and s[g[G_SQUAD] + i] == s[g[G_SQUAD] + j] and s[g[G_SQUAD] + i] != 0)
+
+
+@njit(**_JIT)
+def blocked(g, s, i, cell):
+    """A living body occupies ``cell`` after this turn's movement, as an obstacle for ``i``."""
+    count = s[g[G_OCC] + cell]
+    if count == 0:
+        return False
+    constrictor = g[G_CONSTRICTOR] != 0
+    for j in range(g[G_N]):
+        if s[g[G_CAUSE] + j] != ALIVE:
+            continue
+        length = s[g[G_LENGTH] + j]
+        if passes_through(g, s, i, j):      # none of its segments counts
+            for k in range(length):
+                if segment(g, s, j, k) == cell:
+                    count -= 1
+        elif not constrictor and segment(g, s, j, length - 1) == cell:
+            count -= 1
+    return count > 0
+
+
+@njit(**_JIT)
+def candidate_moves(g, s, i, out):
+    """The moves of snake ``i`` that are not certain death, in move order, into ``out``;
+    returns how many. With none, its first move that is not back onto its neck (up if
+    even that is missing), as the reference does."""
+    head = segment(g, s, i, 0)
+    neck = -1
+    if s[g[G_LENGTH] + i] > 1:
+        neck = segment(g, s, i, 1)
+        if neck == head:
+            neck = -1
+    count = 0
+    fallback = -1
+    for move in range(4):
+        cell = next_cell(g, head, move, g[G_WRAPS] != 0)
+        if cell == neck:
+            continue
+        if fallback < 0:
+            fallback = move
+        if not on_board(g, cell) or blocked(g, s, i, cell):
+            continue
+        out[count] = move
+        count += 1
+    if count == 0:
+        out[0] = fallback if fallback >= 0 else 0
+        count = 1
+    return count
+
+
+@njit(**_JIT)
+def cheap_move(g, s, i, scratch):
+    """The one move of a snake the search does not branch on: straight ahead if that is a
+    candidate, else the first candidate (the reference's ``snake.search.state.cheap_move``)."""
+    count = candidate_moves(g, s, i, scratch)
+    straight = default_move(g, s, i)
+    for k in range(count):
+        if scratch[k] == straight:
+            return straight
+    return scratch[0]

@@ -1,0 +1,625 @@
+"""Paranoid alpha-beta over simultaneous moves, compiled: the search of the ``search`` strategy.
+
+The same game tree as the Python search (:mod:`snake.search.alphabeta`, kept as ``search-py``):
+one turn is two plies, ``you`` choosing a move (a max node) and then the searched opponents
+a *joint* move together, knowing yours (a min node: paranoid); snakes not searched play
+their cheap move (:func:`.occupancy.cheap_move`); every turn is the compiled step
+(:func:`.step.apply_rules`). Values are ``you``'s: exact results (win ``WIN - ply``, draw
+:data:`DRAW`, loss ``-WIN + ply``; ``you`` eliminated while others play on is a loss) or
+board control at the horizon (:mod:`.control`).
+
+What the speed makes worth it:
+
+- **iterative deepening** until the deadline, which is checked inside the compiled loop
+  (:func:`.clock.monotonic`, ``time.perf_counter``'s clock, every :data:`CHECK_EVERY`
+  nodes); the answer is the deepest completed iteration's move, or the
+  partial iteration's best when its first move (the previous best) was fully searched;
+- a **transposition table** at ``you``'s nodes, keyed by a Zobrist-style hash of the rule
+  state (every living snake's pieces and health, the food, the hazard count), bounded in
+  size (:func:`new_table`), with depth, bound and best move;
+- **move ordering**: the table's move, a killer per ply (yours and the opponents' joint
+  move), and the history heuristic (``depth²`` per cut-off, by snake, cell and move).
+
+Everything is preallocated (a :class:`Searcher` per thread); a node allocates nothing.
+The function releases the GIL, so searches in several threads use several cores.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from .clock import monotonic
+from .control import control_value, workspace
+from .occupancy import candidate_moves, cheap_move
+from .state import (ALIVE, G_CAUSE, G_CELLS, G_FOOD, G_HEALTH, G_LENGTH, G_N,
+                    G_ON_TURN, G_PIPELINE, G_SIZE, G_SQUAD, S_N_FOOD, S_N_HAZARDS, SOLO, SQUAD,
+                    Packed)
+from .step import apply_rules, is_game_over, piece_between, segment
+
+WIN = 1000.0
+#: A draw is exact but valued below most evaluations (see snake.search.state.DRAW).
+DRAW = -0.5
+PROVEN = WIN - 500.0
+INF = 1e9
+NOT_TERMINAL = 1e8
+MAX_PLY = 64
+#: Nodes between two looks at the clock (a look costs about 30 ns).
+CHECK_EVERY = 64
+MAX_OPPONENTS = 3
+# rows of the per-ply scratch (``scratch[ply, row, :4]``)
+R_MINE, R_CHEAP, R_OPPONENTS, R_KEYS, R_COUNTS, R_JOINT = 0, 1, 2, 2 + MAX_OPPONENTS, 3 + MAX_OPPONENTS, 4 + MAX_OPPONENTS
+SCRATCH_ROWS = 5 + MAX_OPPONENTS
+
+# control words (int64 array ``ctl``)
+C_NODES, C_MAX_NODES, C_ABORT, C_STOP_REASON = 0, 1, 2, 3
+STOP_NONE, STOP_DEADLINE, STOP_NODES, STOP_PROVEN, STOP_MAX_DEPTH, STOP_SINGLE = 0, 1, 2, 3, 4, 5
+STOP_REASONS = ("", "deadline", "nodes", "proven", "max depth", "single move")
+
+# bounds in the table
+EXACT, LOWER, UPPER = 1, 2, 3
+
+_JIT = dict(cache=True, nogil=True)
+
+# ---------------------------------------------------------------------------------------
+# Exact results and the hash
+
+
+@njit(**_JIT)
+def terminal_value(g, s, you, ply):
+    """The exact value of a finished line for ``you``, or :data:`NOT_TERMINAL`."""
+    over = is_game_over(g, s)
+    alive = s[g[G_CAUSE] + you] == ALIVE
+    if not over:
+        return NOT_TERMINAL if alive else -WIN + ply
+    if g[G_PIPELINE] == SOLO:
+        return -WIN + ply
+    first_living = -1
+    final_turn = 0
+    for i in range(g[G_N]):
+        if s[g[G_CAUSE] + i] == ALIVE:
+            if first_living < 0:
+                first_living = i
+        elif s[g[G_ON_TURN] + i] > final_turn:
+            final_turn = s[g[G_ON_TURN] + i]
+    if first_living >= 0:
+        if alive:
+            return WIN - ply
+        if g[G_PIPELINE] == SQUAD and s[g[G_SQUAD] + you] == s[g[G_SQUAD] + first_living]:
+            return WIN - ply
+        return -WIN + ply
+    return DRAW if s[g[G_ON_TURN] + you] == final_turn else -WIN + ply
+
+
+@njit(**_JIT)
+def position_key(g, s, salt, zobrist, zobrist_health, zobrist_food):
+    """A 64-bit key of the rule state: a sum (so that stacked pieces count twice) of a
+    random number per living snake's piece (snake, cell, piece), per snake's health, per
+    food, plus the hazard count, plus ``salt`` (one per game and searching snake, so that a
+    table shared by a thread's searches never mixes games or points of view)."""
+    key = np.uint64(salt)
+    for i in range(g[G_N]):
+        if s[g[G_CAUSE] + i] != ALIVE:
+            continue
+        previous = segment(g, s, i, 0)
+        key += zobrist[i, previous, 0]
+        for k in range(1, s[g[G_LENGTH] + i]):
+            cell = segment(g, s, i, k)
+            key += zobrist[i, cell, piece_between(g, previous, cell)]
+            previous = cell
+        key += zobrist_health[i, min(max(s[g[G_HEALTH] + i], 0), 100)]
+    for k in range(s[S_N_FOOD]):
+        key += zobrist_food[s[g[G_FOOD] + k]]
+    key += np.uint64(s[S_N_HAZARDS]) * np.uint64(0x9E3779B97F4A7C15)
+    return key
+
+
+# ---------------------------------------------------------------------------------------
+# The tree
+
+
+@njit(**_JIT)
+def _joint_move(opponent_moves, opponent_counts, k_opponents, index, out):
+    """The ``index``-th joint move of the opponents into ``out``; returns its code
+    (base 4, opponent 0 lowest)."""
+    code = 0
+    scale = 1
+    for j in range(k_opponents):
+        count = opponent_counts[j]
+        move = opponent_moves[j, index % count]
+        index //= count
+        out[j] = move
+        code += move * scale
+        scale *= 4
+    return code
+
+
+# Frame fields, per ply: integers (``frame[ply, F_*]``) and values (``bounds[ply, B_*]``).
+(F_DEPTH, F_A, F_MY_COUNT, F_JOINTS, F_FIRST, F_R, F_BEST_MOVE, F_BEST_JOINT, F_SLOT, F_DONE,
+ F_HEAD, F_CODE) = range(12)
+F_FIELDS = 12
+B_ALPHA, B_BETA, B_ALPHA0, B_BEST, B_BEST_MIN, B_BETA_MIN = range(6)
+B_FIELDS = 6
+# What the loop of :func:`_tree` does next.
+ENTER, NEXT_CHILD, CHILD_VALUE, END_MY_MOVE, FINISH, RETURN = range(6)
+
+
+@njit(**_JIT)
+def _enter(g, stack, ply, you, opponents, cheap, only_move, moves, scratch, frame, bounds,
+           keys_at, salt, table_keys, table_values, table_info, zobrist, zobrist_health,
+           zobrist_food, killers_me, killers_them, history, pv_length, work):
+    """Open ``you``'s node at ``ply`` (depth and bounds already in its frame). Returns its
+    value when it needs no children (the horizon, a table hit), else :data:`NOT_TERMINAL`
+    after generating and ordering the moves."""
+    s = stack[ply]
+    pv_length[ply] = ply
+    depth = frame[ply, F_DEPTH]
+    if depth == 0:
+        return control_value(g, s, you, work)
+    n = g[G_N]
+    k_opponents = opponents.shape[0]
+    alpha, beta = bounds[ply, B_ALPHA], bounds[ply, B_BETA]
+    bounds[ply, B_ALPHA0] = alpha
+
+    table_move = -1
+    if only_move < 0:
+        key = position_key(g, s, salt, zobrist, zobrist_health, zobrist_food)
+        slot = key & np.uint64(table_keys.shape[0] - 1)
+        keys_at[ply] = key
+        frame[ply, F_SLOT] = slot
+        if table_keys[slot] == key:
+            info = table_info[slot]
+            table_move = ((info >> 8) & 7) - 1
+            if (info & 255) >= depth:
+                bound = (info >> 11) & 3
+                value = table_values[slot]
+                if value >= PROVEN:
+                    value -= ply
+                elif value <= -PROVEN:
+                    value += ply
+                if bound == EXACT:
+                    return value
+                if bound == LOWER and value > alpha:
+                    alpha = value
+                elif bound == UPPER and value < beta:
+                    beta = value
+                if alpha >= beta:
+                    return value
+                bounds[ply, B_ALPHA], bounds[ply, B_BETA] = alpha, beta
+
+    # Your moves, in order: the table's, the killer, then by history.
+    my_moves = scratch[ply, R_MINE]
+    head = segment(g, s, you, 0)
+    frame[ply, F_HEAD] = head
+    if only_move >= 0:
+        my_moves[0] = only_move
+        my_count = 1
+    else:
+        my_count = candidate_moves(g, s, you, my_moves)
+    keys = scratch[ply, R_KEYS]
+    for k in range(my_count):
+        m = my_moves[k]
+        keys[k] = history[you, head, m]
+        if m == killers_me[ply]:
+            keys[k] += 1 << 40
+        if m == table_move:
+            keys[k] += 1 << 50
+    for a in range(1, my_count):            # insertion sort, largest key first
+        m, kv = my_moves[a], keys[a]
+        b = a
+        while b > 0 and keys[b - 1] < kv:
+            my_moves[b], keys[b] = my_moves[b - 1], keys[b - 1]
+            b -= 1
+        my_moves[b], keys[b] = m, kv
+    frame[ply, F_MY_COUNT] = my_count
+
+    # The others: cheap snakes' one move, searched opponents' candidates (on this state).
+    turn_moves = moves[ply]
+    for j in range(n):
+        turn_moves[j] = -1
+    for c in range(cheap.shape[0]):
+        i = cheap[c]
+        if s[g[G_CAUSE] + i] == ALIVE:
+            turn_moves[i] = cheap_move(g, s, i, scratch[ply, R_CHEAP])
+    opponent_moves = scratch[ply, R_OPPONENTS:R_OPPONENTS + MAX_OPPONENTS]
+    opponent_counts = scratch[ply, R_COUNTS]
+    joints = 1
+    for j in range(k_opponents):
+        i = opponents[j]
+        if s[g[G_CAUSE] + i] == ALIVE:
+            count = candidate_moves(g, s, i, opponent_moves[j])
+            oh = segment(g, s, i, 0)
+            for a in range(1, count):          # by history, largest first
+                m = opponent_moves[j, a]
+                b = a
+                while b > 0 and history[i, oh, opponent_moves[j, b - 1]] < history[i, oh, m]:
+                    opponent_moves[j, b] = opponent_moves[j, b - 1]
+                    b -= 1
+                opponent_moves[j, b] = m
+            opponent_counts[j] = count
+        else:
+            opponent_moves[j, 0] = 0           # its move is ignored by the rules
+            opponent_counts[j] = 1
+        joints *= opponent_counts[j]
+    frame[ply, F_JOINTS] = joints
+    # The opponents' killer joint move is tried first, wherever it is in the product.
+    first = -1
+    if joints > 1 and killers_them[ply] >= 0:
+        joint = scratch[ply, R_JOINT]
+        for t in range(joints):
+            if _joint_move(opponent_moves, opponent_counts, k_opponents, t, joint) == killers_them[ply]:
+                first = t
+                break
+    frame[ply, F_FIRST] = first
+    frame[ply, F_A] = 0
+    frame[ply, F_BEST_MOVE] = my_moves[0]
+    bounds[ply, B_BEST] = -INF
+    _start_my_move(ply, frame, bounds)
+    return NOT_TERMINAL
+
+
+@njit(**_JIT)
+def _start_my_move(ply, frame, bounds):
+    frame[ply, F_R] = -2              # before the killer joint
+    frame[ply, F_DONE] = 0
+    frame[ply, F_BEST_JOINT] = 0
+    bounds[ply, B_BEST_MIN] = INF
+    bounds[ply, B_BETA_MIN] = bounds[ply, B_BETA]
+
+
+@njit(**_JIT)
+def _next_joint(ply, frame):
+    """The index of the next joint move to try at ``ply``, or -1 when all were tried."""
+    if frame[ply, F_DONE]:
+        return -1
+    joints, first = frame[ply, F_JOINTS], frame[ply, F_FIRST]
+    r = frame[ply, F_R] + 1
+    if r == -1:
+        if first >= 0:
+            frame[ply, F_R] = -1
+            return first
+        r = 0
+    while r < joints and r == first:
+        r += 1
+    frame[ply, F_R] = r
+    return r if r < joints else -1
+
+
+@njit(**_JIT)
+def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, moves, scratch,
+          frame, bounds, keys_at, salt, table_keys, table_values, table_info, zobrist,
+          zobrist_health, zobrist_food, killers_me, killers_them, history, pv_my, pv_joint,
+          pv_length, line_my, line_joint, line_length, work, no_report):
+    """The value of ``you``'s node at ``root_ply`` (its depth and bounds set in its frame),
+    searched with an explicit stack of frames (a loop, not recursion: the compiled code can
+    then be cached). ``only_move`` >= 0 restricts the first node to that move of yours (the
+    root's moves are searched one by one). On abort (``ctl[C_ABORT]``) it returns 0, which
+    the caller discards."""
+    k_opponents = opponents.shape[0]
+    ply = root_ply
+    mode = ENTER
+    value = 0.0
+    while True:
+        if mode == ENTER:
+            value = _enter(g, stack, ply, you, opponents, cheap, only_move if ply == root_ply else -1,
+                           moves, scratch, frame, bounds, keys_at, salt, table_keys, table_values,
+                           table_info, zobrist, zobrist_health, zobrist_food, killers_me,
+                           killers_them, history, pv_length, work)
+            mode = RETURN if value != NOT_TERMINAL else NEXT_CHILD
+        elif mode == NEXT_CHILD:
+            t = _next_joint(ply, frame)
+            if t < 0:
+                mode = END_MY_MOVE
+                continue
+            ctl[C_NODES] += 1
+            if ctl[C_NODES] > ctl[C_MAX_NODES]:
+                ctl[C_ABORT] = 1
+                ctl[C_STOP_REASON] = STOP_NODES
+                return 0.0
+            if ctl[C_NODES] % CHECK_EVERY == 0 and monotonic() >= deadline:
+                ctl[C_ABORT] = 1
+                ctl[C_STOP_REASON] = STOP_DEADLINE
+                return 0.0
+            joint = scratch[ply, R_JOINT]
+            code = _joint_move(scratch[ply, R_OPPONENTS:R_OPPONENTS + MAX_OPPONENTS],
+                               scratch[ply, R_COUNTS], k_opponents, t, joint)
+            turn_moves = moves[ply]
+            turn_moves[you] = scratch[ply, R_MINE, frame[ply, F_A]]
+            for j in range(k_opponents):
+                turn_moves[opponents[j]] = joint[j]
+            child = stack[ply + 1]
+            child[:] = stack[ply]
+            apply_rules(g, child, turn_moves, -1, no_report)
+            frame[ply, F_CODE] = code                      # the joint being searched
+            value = terminal_value(g, child, you, ply + 1)
+            if value != NOT_TERMINAL:
+                pv_length[ply + 1] = ply + 1
+                mode = CHILD_VALUE
+            else:
+                frame[ply + 1, F_DEPTH] = frame[ply, F_DEPTH] - 1
+                bounds[ply + 1, B_ALPHA] = bounds[ply, B_ALPHA]
+                bounds[ply + 1, B_BETA] = bounds[ply, B_BETA_MIN]
+                ply += 1
+                mode = ENTER
+        elif mode == CHILD_VALUE:
+            # The opponents' reply just searched (a min node over joint moves).
+            code = frame[ply, F_CODE]
+            if value < bounds[ply, B_BEST_MIN]:
+                bounds[ply, B_BEST_MIN] = value
+                frame[ply, F_BEST_JOINT] = code
+                line_length[ply] = pv_length[ply + 1]        # keep the reply's continuation
+                for q in range(ply + 1, pv_length[ply + 1]):
+                    line_my[ply, q] = pv_my[ply + 1, q]
+                    line_joint[ply, q] = pv_joint[ply + 1, q]
+            if bounds[ply, B_BEST_MIN] < bounds[ply, B_BETA_MIN]:
+                bounds[ply, B_BETA_MIN] = bounds[ply, B_BEST_MIN]
+            if bounds[ply, B_ALPHA] >= bounds[ply, B_BETA_MIN]:
+                killers_them[ply] = code
+                s = stack[ply]
+                joint = scratch[ply, R_JOINT]          # still the joint just searched
+                depth = frame[ply, F_DEPTH]
+                for j in range(k_opponents):
+                    i = opponents[j]
+                    if s[g[G_CAUSE] + i] == ALIVE:
+                        history[i, segment(g, s, i, 0), joint[j]] += depth * depth
+                frame[ply, F_DONE] = 1
+            mode = NEXT_CHILD
+        elif mode == END_MY_MOVE:
+            a = frame[ply, F_A]
+            my_move = scratch[ply, R_MINE, a]
+            best_min = bounds[ply, B_BEST_MIN]
+            if best_min > bounds[ply, B_BEST]:
+                bounds[ply, B_BEST] = best_min
+                frame[ply, F_BEST_MOVE] = my_move
+                pv_my[ply, ply] = my_move
+                pv_joint[ply, ply] = frame[ply, F_BEST_JOINT]
+                for q in range(ply + 1, line_length[ply]):
+                    pv_my[ply, q] = line_my[ply, q]
+                    pv_joint[ply, q] = line_joint[ply, q]
+                pv_length[ply] = max(line_length[ply], ply + 1)
+            if bounds[ply, B_BEST] > bounds[ply, B_ALPHA]:
+                bounds[ply, B_ALPHA] = bounds[ply, B_BEST]
+            if bounds[ply, B_ALPHA] >= bounds[ply, B_BETA]:
+                killers_me[ply] = my_move
+                depth = frame[ply, F_DEPTH]
+                history[you, frame[ply, F_HEAD], my_move] += depth * depth
+                mode = FINISH
+            elif a + 1 < frame[ply, F_MY_COUNT]:
+                frame[ply, F_A] = a + 1
+                _start_my_move(ply, frame, bounds)
+                mode = NEXT_CHILD
+            else:
+                mode = FINISH
+        elif mode == FINISH:
+            value = bounds[ply, B_BEST]
+            if not (ply == root_ply and only_move >= 0):
+                # Store: the bound, the depth, the best move; proven values relative to here.
+                stored = value
+                if value >= PROVEN:
+                    stored = value + ply
+                elif value <= -PROVEN:
+                    stored = value - ply
+                bound = EXACT
+                if value <= bounds[ply, B_ALPHA0]:
+                    bound = UPPER
+                elif value >= bounds[ply, B_BETA]:
+                    bound = LOWER
+                slot = frame[ply, F_SLOT]
+                table_keys[slot] = keys_at[ply]
+                table_values[slot] = stored
+                table_info[slot] = (min(frame[ply, F_DEPTH], 255) | ((frame[ply, F_BEST_MOVE] + 1) << 8)
+                                    | (bound << 11))
+            mode = RETURN
+        else:   # RETURN: hand ``value`` to the parent
+            if ply == root_ply:
+                return value
+            ply -= 1
+            mode = CHILD_VALUE
+
+
+@njit(**_JIT)
+def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
+           table_keys, table_values, table_info, zobrist, zobrist_health, zobrist_food,
+           history, work, result, root_scores, iterations, pv_out):
+    """Iterative deepening from ``root`` until ``deadline`` (monotonic seconds), ``max_nodes``
+    or ``max_depth``. Writes ``result`` (best move, score, depth, nodes, stop reason,
+    iterations recorded, principal variation length), ``root_scores`` (per move, of the last
+    completed iteration; -INF for moves not searched), ``iterations`` (rows: depth, move,
+    score, nodes, ms) and ``pv_out`` (rows: your move, the opponents' joint code)."""
+    n = g[G_N]
+    started = monotonic()
+    stack = np.zeros((MAX_PLY + 2, g[G_SIZE]), dtype=np.int32)
+    stack[0] = root
+    moves = np.zeros((MAX_PLY + 1, n), dtype=np.int32)
+    scratch = np.zeros((MAX_PLY + 1, SCRATCH_ROWS, 4), dtype=np.int64)
+    frame = np.zeros((MAX_PLY + 2, F_FIELDS), dtype=np.int64)
+    bounds = np.zeros((MAX_PLY + 2, B_FIELDS), dtype=np.float64)
+    keys_at = np.zeros(MAX_PLY + 2, dtype=np.uint64)
+    killers_me = np.full(MAX_PLY + 1, -1, dtype=np.int64)
+    killers_them = np.full(MAX_PLY + 1, -1, dtype=np.int64)
+    pv_my = np.zeros((MAX_PLY + 2, MAX_PLY + 2), dtype=np.int64)
+    pv_joint = np.zeros((MAX_PLY + 2, MAX_PLY + 2), dtype=np.int64)
+    pv_length = np.zeros(MAX_PLY + 2, dtype=np.int64)
+    line_my = np.zeros((MAX_PLY + 2, MAX_PLY + 2), dtype=np.int64)
+    line_joint = np.zeros((MAX_PLY + 2, MAX_PLY + 2), dtype=np.int64)
+    line_length = np.zeros(MAX_PLY + 2, dtype=np.int64)
+    no_report = np.zeros((0, 4), dtype=np.int32)
+    ctl = np.zeros(4, dtype=np.int64)
+    ctl[C_MAX_NODES] = max_nodes
+
+    root_moves = np.zeros(4, dtype=np.int64)
+    n_root = candidate_moves(g, root, you, root_moves)
+    previous = np.full(4, -INF)
+    best_move = -1
+    best_score = 0.0
+    best_depth = 0
+    n_iterations = 0
+    stop = STOP_MAX_DEPTH
+    for depth in range(1, min(max_depth, MAX_PLY - 1) + 1):
+        # Order the root: the previous best first, then by the previous scores.
+        order = root_moves[:n_root].copy()
+        for a in range(1, n_root):
+            m = order[a]
+            b = a
+            while b > 0 and previous[order[b - 1]] < previous[m]:
+                order[b] = order[b - 1]
+                b -= 1
+            order[b] = m
+        for a in range(n_root):
+            if order[a] == best_move:
+                for b in range(a, 0, -1):
+                    order[b] = order[b - 1]
+                order[0] = best_move
+                break
+        # One iteration: each root move's value (the opponents' best reply), with the
+        # best so far as alpha; no beta cut at the root.
+        scores = np.full(4, -INF)
+        alpha = -INF
+        it_best, it_move = -INF, -1
+        completed = 0
+        for a in range(n_root):
+            frame[0, F_DEPTH] = depth
+            bounds[0, B_ALPHA] = alpha
+            bounds[0, B_BETA] = INF
+            value = _tree(g, stack, 0, you, opponents, cheap, order[a], ctl, deadline, moves,
+                          scratch, frame, bounds, keys_at, salt, table_keys, table_values,
+                          table_info, zobrist, zobrist_health, zobrist_food, killers_me,
+                          killers_them, history, pv_my, pv_joint, pv_length, line_my,
+                          line_joint, line_length, work, no_report)
+            if ctl[C_ABORT]:
+                break
+            completed += 1
+            scores[order[a]] = value
+            if value > it_best:
+                it_best, it_move = value, order[a]
+                for q in range(pv_length[0]):
+                    pv_out[q, 0] = pv_my[0, q]
+                    pv_out[q, 1] = pv_joint[0, q]
+                result[6] = pv_length[0]
+            if value > alpha:
+                alpha = value
+        elapsed = (monotonic() - started) * 1000.0
+        if ctl[C_ABORT]:
+            stop = ctl[C_STOP_REASON]
+            # The partial iteration counts when its first move (the previous best) was
+            # searched to the end: a move that beat it is better at this depth.
+            if completed >= 1 and it_move >= 0:
+                best_move, best_score = it_move, it_best
+            break
+        best_move, best_score, best_depth = it_move, it_best, depth
+        for m in range(4):
+            previous[m] = scores[m]
+            root_scores[m] = scores[m]
+        iterations[n_iterations, 0] = depth
+        iterations[n_iterations, 1] = it_move
+        iterations[n_iterations, 2] = it_best
+        iterations[n_iterations, 3] = ctl[C_NODES]
+        iterations[n_iterations, 4] = elapsed
+        n_iterations += 1
+        proven_loss = True
+        for a in range(n_root):
+            if scores[root_moves[a]] > -PROVEN:
+                proven_loss = False
+        if abs(it_best) >= PROVEN or proven_loss:
+            stop = STOP_PROVEN
+            break
+        if n_root == 1:
+            stop = STOP_SINGLE
+            break
+    result[0] = best_move
+    result[1] = best_score
+    result[2] = best_depth
+    result[3] = ctl[C_NODES]
+    result[4] = stop
+    result[5] = n_iterations
+
+
+# ---------------------------------------------------------------------------------------
+# Python side
+
+
+@dataclass(slots=True)
+class Table:
+    """The transposition table and what a search keeps between its iterations (and, per
+    thread, between searches): keys, values, packed (depth, move, bound), random numbers
+    for the keys, the history table."""
+
+    keys: np.ndarray
+    values: np.ndarray
+    info: np.ndarray
+    zobrist: np.ndarray = field(repr=False)
+    zobrist_health: np.ndarray = field(repr=False)
+    zobrist_food: np.ndarray = field(repr=False)
+
+
+def new_table(n_snakes: int, cells: int, megabytes: float = 16.0, seed: int = 20261123) -> Table:
+    """A table of about ``megabytes`` (a power of two of entries, 16 bytes each), for games
+    of up to ``n_snakes`` snakes on boards of up to ``cells`` padded cells."""
+    entries = 1
+    while entries * 2 * 16 <= megabytes * 1024 * 1024:
+        entries *= 2
+    rng = np.random.default_rng(seed)
+    limit = np.iinfo(np.uint64).max
+    return Table(
+        keys=np.zeros(entries, dtype=np.uint64),
+        values=np.zeros(entries, dtype=np.float64),
+        info=np.zeros(entries, dtype=np.int32),
+        zobrist=rng.integers(0, limit, size=(n_snakes, cells, 6), dtype=np.uint64, endpoint=True),
+        zobrist_health=rng.integers(0, limit, size=(n_snakes, 101), dtype=np.uint64, endpoint=True),
+        zobrist_food=rng.integers(0, limit, size=cells, dtype=np.uint64, endpoint=True),
+    )
+
+
+@dataclass(slots=True)
+class CoreResult:
+    """What a compiled search found (moves as numbers, :data:`snake.rules.MOVES` order)."""
+
+    move: int
+    score: float
+    depth: int
+    nodes: int
+    stopped: str
+    root_scores: dict[int, float]
+    iterations: list[tuple[int, int, float, int, float]]
+    pv: list[tuple[int, tuple[int, ...]]]   # (your move, the searched opponents' moves)
+    elapsed_ms: float
+
+
+def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, deadline: float,
+        max_nodes: int | None = None, max_depth: int = MAX_PLY - 2,
+        table: Table | None = None, salt: int = 0) -> CoreResult:
+    """Search ``packed`` for snake ``you`` (board indices) until ``deadline``
+    (``time.perf_counter`` seconds); see :func:`search`."""
+    g = packed.g
+    if len(opponents) > MAX_OPPONENTS:
+        raise ValueError(f"at most {MAX_OPPONENTS} searched opponents")
+    cells = int(g[G_CELLS])
+    n = int(g[G_N])
+    if (table is None or table.zobrist.shape[0] < n or table.zobrist.shape[1] < cells):
+        table = new_table(n, cells)
+    started = time.perf_counter()
+    result = np.zeros(8)
+    root_scores = np.full(4, -INF)
+    iterations = np.zeros((MAX_PLY, 5))
+    pv = np.zeros((MAX_PLY, 2), dtype=np.int64)
+    history = np.zeros((n, cells, 4), dtype=np.int64)
+    search(g, packed.s, you, np.array(opponents, dtype=np.int64), np.array(cheap, dtype=np.int64),
+           float(deadline), int(max_nodes if max_nodes is not None else 2**62),
+           int(max_depth), np.uint64(salt & (2**64 - 1)), table.keys, table.values, table.info, table.zobrist,
+           table.zobrist_health, table.zobrist_food, history, workspace(g), result,
+           root_scores, iterations, pv)
+    k = len(opponents)
+    line = []
+    for q in range(int(result[6])):
+        code = int(pv[q, 1])
+        line.append((int(pv[q, 0]), tuple((code >> (2 * j)) & 3 for j in range(k))))
+    return CoreResult(
+        move=int(result[0]), score=float(result[1]), depth=int(result[2]), nodes=int(result[3]),
+        stopped=STOP_REASONS[int(result[4])],
+        root_scores={m: float(root_scores[m]) for m in range(4) if root_scores[m] > -INF},
+        iterations=[(int(r[0]), int(r[1]), float(r[2]), int(r[3]), round(float(r[4]), 2))
+                    for r in iterations[:int(result[5])]],
+        pv=line, elapsed_ms=(time.perf_counter() - started) * 1000.0)

@@ -1,0 +1,120 @@
+"""The compiled search (:mod:`snake.core.search`) behind the search strategy's interface.
+
+:class:`CompiledAlphaBeta` encodes the request's state once (:func:`snake.core.encode`),
+maps the plan's snake ids to board indices, runs the compiled iterative deepening until the
+budget's deadline (or node limit), and turns what it found into a :class:`SearchResult`
+(moves by name, the principal variation by snake id) as the Python search does, so the
+strategy, ``snake.explain`` and the server read one result type.
+
+Each thread keeps its own transposition table between searches (:func:`thread_table`), so a
+game's next turn can reuse what the last one stored (the key is salted per game and snake);
+a node-limited search (reproducible, for tests) starts from an empty one.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+import zlib
+
+from ..board import GameState
+from ..core import encode
+from ..core.search import MAX_PLY, CoreResult, Table, new_table, run
+from ..core.state import G_CELLS, G_N
+from ..rules import MOVES
+from ..setup import new_game
+from .clock import Budget
+from .result import SearchResult
+from .state import SnakePlan, plan_snakes
+
+#: Size of each thread's transposition table (``NUPPEPPOU_SEARCH_TABLE_MB``).
+DEFAULT_TABLE_MB = 4.0
+
+_local = threading.local()
+
+
+def thread_table(n_snakes: int, cells: int, megabytes: float) -> Table:
+    """This thread's table, made (again) when the game needs more room than it has."""
+    table = getattr(_local, "table", None)
+    if (table is None or table.zobrist.shape[0] < n_snakes or table.zobrist.shape[1] < cells
+            or getattr(_local, "megabytes", None) != megabytes):
+        table = new_table(max(n_snakes, 8), max(cells, 21 * 21), megabytes)
+        _local.table, _local.megabytes = table, megabytes
+    return table
+
+
+def salt_of(game_id: str, you_id: str) -> int:
+    """A stable 64-bit salt per game and snake (see :func:`snake.core.search.position_key`)."""
+    data = f"{game_id}\x00{you_id}".encode()
+    return (zlib.crc32(data) << 32) | zlib.adler32(data)
+
+
+class CompiledAlphaBeta:
+    """Paranoid alpha-beta in the compiled core (docs/core.md)."""
+
+    name = "alphabeta"
+
+    def __init__(self, plan: SnakePlan, budget: Budget, max_depth: int,
+                 table_mb: float = DEFAULT_TABLE_MB) -> None:
+        self.plan = plan
+        self.budget = budget
+        self.max_depth = min(max_depth, MAX_PLY - 2)
+        self.table_mb = table_mb
+
+    def search(self, state: GameState) -> SearchResult:
+        """Raises :class:`snake.core.EncodeError` for a state the core cannot hold."""
+        packed = encode(state, self.plan.you, horizon=MAX_PLY)
+        ids = [s.id for s in state.board.snakes]
+        index = {sid: i for i, sid in enumerate(ids)}
+        deadline = self.budget.deadline if self.budget.deadline is not None else float("inf")
+        n, cells = int(packed.g[G_N]), int(packed.g[G_CELLS])
+        # A node-limited search is meant to be reproducible: it starts from an empty table.
+        table = (new_table(n, cells, self.table_mb) if self.budget.max_nodes is not None
+                 else thread_table(n, cells, self.table_mb))
+        found = run(packed, index[self.plan.you], [index[o] for o in self.plan.opponents],
+                    [index[c] for c in self.plan.cheap], deadline=min(deadline, 1e15),
+                    max_nodes=self.budget.max_nodes, max_depth=self.max_depth, table=table,
+                    salt=salt_of(state.game.id, self.plan.you))
+        self.budget.nodes = found.nodes
+        return self._result(found)
+
+    def _result(self, found: CoreResult) -> SearchResult:
+        plan = self.plan
+        # The move of the deepest completed iteration, or of a partial first iteration
+        # whose first move was searched to the end; None when nothing finished.
+        result = SearchResult(MOVES[found.move] if found.move >= 0 else None,
+                              algorithm=self.name, evaluator="voronoi")
+        result.score = found.score
+        result.depth = found.depth
+        result.nodes = found.nodes
+        result.stopped = found.stopped
+        result.elapsed_ms = found.elapsed_ms
+        result.scores = {MOVES[m]: v for m, v in found.root_scores.items()}
+        result.pv = [{plan.you: MOVES[mine], **{o: MOVES[m] for o, m in zip(plan.opponents, theirs)}}
+                     for mine, theirs in found.pv]
+        result.iterations = [(d, MOVES[m], round(v, 4), n, ms) for d, m, v, n, ms in found.iterations]
+        result.opponents = plan.opponents
+        result.cheap = plan.cheap
+        result.engine = "compiled"
+        return result
+
+
+_warm = threading.Lock()
+_warmed = False
+
+
+def warm_up() -> float:
+    """Compile (or load from the disk cache) the core on a small game, once per process;
+    returns the seconds it took (0 when already done). A compiled search strategy calls it
+    when it is made, so the server does it in the master before forking its workers (and
+    the arena in each worker process before its first game): no move pays for it."""
+    global _warmed
+    with _warm:
+        if _warmed:
+            return 0.0
+        _warmed = True
+    started = time.perf_counter()
+    state = new_game("standard", 7, 7, ["a", "b", "c"], rng=random.Random(0))
+    CompiledAlphaBeta(plan_snakes(state, "a"), Budget(None, max_nodes=200), 3).search(state)
+    return time.perf_counter() - started

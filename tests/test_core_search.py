@@ -1,0 +1,101 @@
+"""The compiled search's pieces against the reference, and the compiled search itself.
+
+Move generation (candidate and cheap moves) and exact results must be those of the Python
+search (snake.rules.candidate_moves, snake.search.state.cheap_move / terminal_value) on
+positions of every ruleset; the search's tactics are tested with the Python search's in
+tests/test_search.py (the ``compiled`` parameter)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from snake import core, rules
+from snake.core.occupancy import candidate_moves, cheap_move
+from snake.core.search import terminal_value
+from snake.diagram import from_ascii
+from snake.rules import MOVES
+from snake.search import state as search_state
+from snake.search.strategy import SearchStrategy
+
+from .games import positions
+
+
+def test_move_generation_equals_the_reference():
+    checked = 0
+    out = np.zeros(4, dtype=np.int64)
+    for state in positions(seed=7, count=6000):
+        packed = core.encode(state)
+        obstacles = rules.obstacles_after_move(state)
+        for i, snake in enumerate(state.board.snakes):
+            if not snake.alive:
+                continue
+            count = candidate_moves(packed.g, packed.s, i, out)
+            assert tuple(MOVES[m] for m in out[:count]) == rules.candidate_moves(state, snake, obstacles)
+            assert MOVES[cheap_move(packed.g, packed.s, i, out)] == \
+                search_state.cheap_move(state, snake, obstacles)
+            checked += 1
+    assert checked > 10_000
+
+
+def test_exact_results_equal_the_reference():
+    checked = finished = 0
+    for state in positions(seed=8, count=6000):
+        after = rules.apply_rules(state, {})           # everyone repeats its last move
+        packed = core.encode(after)
+        for i, snake in enumerate(after.board.snakes):
+            expected = search_state.terminal_value(after, snake.id, 3)
+            got = terminal_value(packed.g, packed.s, i, 3)
+            assert (got == 1e8) == (expected is None), snake.id
+            if expected is not None:
+                assert got == expected
+                finished += 1
+            checked += 1
+    assert checked > 10_000 and finished > 500
+
+
+def test_a_node_limit_is_kept_and_named():
+    request = from_ascii("""
+    . . . . . . .
+    . A a a . . .
+    . . . . . . .
+    . . . B b b .
+    . . . . . . .
+    """)
+    result = SearchStrategy(engine="compiled", max_nodes=500, think_ms=60_000).search(request)
+    assert result.engine == "compiled" and result.stopped == "nodes"
+    assert 1 <= result.nodes <= 501 and result.depth >= 1
+    assert result.pv[0]["A"] == result.move
+    assert [it[0] for it in result.iterations] == list(range(1, result.depth + 1))
+
+
+def test_a_state_the_core_cannot_hold_is_searched_in_python():
+    request = from_ascii("""
+    . . . . .
+    . A a . .
+    . . . . .
+    . . B b .
+    . . . . .
+    """)
+    request.state.board.snakes[0].body.append((4, 4))    # a broken body: no compact form
+    result = SearchStrategy(engine="compiled", max_nodes=200, think_ms=60_000).search(request)
+    assert result.engine == "python" and "compiled core" in result.note
+    assert result.move in MOVES
+
+
+def test_at_equal_depth_the_compiled_search_finds_the_python_search_value():
+    """Same tree, same evaluation: whatever the order of moves and the table, alpha-beta's
+    value of the root is the minimax value, so the two must agree exactly."""
+    from snake.board import MoveRequest
+    compared = 0
+    for k, state in enumerate(positions(seed=3, count=3000)):
+        living = [s for s in state.board.snakes if s.alive]
+        if k % 60 or len(living) < 2:
+            continue
+        request = MoveRequest(state, living[0])
+        for depth in (1, 2, 3):
+            python = SearchStrategy(think_ms=60_000, max_depth=depth).search(request)
+            compiled = SearchStrategy(think_ms=60_000, max_depth=depth, engine="compiled").search(request)
+            assert compiled.depth == python.depth == depth or compiled.stopped == python.stopped
+            assert abs(compiled.score - python.score) < 1e-9, (state.game.ruleset.name, depth)
+            compared += 1
+    assert compared >= 100
