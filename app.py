@@ -203,9 +203,11 @@ def create_app(
         if decision.shout:
             answer["shout"] = decision.shout[:256]
         if log.isEnabledFor(logging.DEBUG):
+            how = decision.method or strategy.name
+            if decision.search is not None:
+                how += f", depth {decision.search.depth}"
             log.debug("move %s you=%s turn=%d -> %s by %s in %.2f ms", game.state.game.id,
-                      game.you.id, game.state.turn, decision.move,
-                      decision.method or strategy.name,
+                      game.you.id, game.state.turn, decision.move, how,
                       (time.perf_counter() - began) * 1000)
         return jsonify(answer)
 

@@ -39,6 +39,8 @@ def _default_threads() -> int:
 
 bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("NUPPEPPOU_WORKERS", "2"))
+# The compiled search shares each worker's part of the machine among its games in flight.
+os.environ.setdefault("NUPPEPPOU_SEARCH_CORES", str(max(1, (os.cpu_count() or 1) // workers)))
 threads = int(os.environ.get("NUPPEPPOU_THREADS") or _default_threads())
 worker_class = "gthread"
 # Load the app, and with it the network, once in the master before forking: the workers

@@ -18,6 +18,9 @@ path is what gets measured.
 Options: ``--workers`` / ``--threads`` (default: gunicorn.conf.py's), ``--strategies``,
 ``--games`` (per board), ``--turns`` (cap per game), ``--concurrency`` (32).
 
+Under load it also counts how the moves were answered (from the service's DEBUG log): by
+a search, and at what depth (median, lowest), or by a fallback (the seed step).
+
 The client runs on the same machine (one Python thread per game, keep-alive connections),
 so its own CPU use is part of what is measured: on a small machine the figures are an
 upper bound on what the engine would see.
@@ -30,7 +33,9 @@ import http.client
 import json
 import os
 import random
+import re
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -93,7 +98,7 @@ class Server:
     def __init__(self, strategy: str, weights: Path, workers: int | None, threads: int | None):
         self.port = free_port()
         env = dict(os.environ, PORT=str(self.port), NUPPEPPOU_STRATEGY=strategy,
-                   NUPPEPPOU_WEIGHTS=str(weights), NUPPEPPOU_LOG_LEVEL="WARNING")
+                   NUPPEPPOU_WEIGHTS=str(weights), NUPPEPPOU_LOG_LEVEL="DEBUG")
         if workers:
             env["NUPPEPPOU_WORKERS"] = str(workers)
         if threads:
@@ -118,6 +123,17 @@ class Server:
                 raise RuntimeError("gunicorn did not start:\n" + self.log.read().decode())
             time.sleep(0.2)
         time.sleep(1.0)  # let every worker finish booting
+
+    def log_size(self) -> int:
+        return os.fstat(self.log.fileno()).st_size
+
+    def answers_since(self, offset: int) -> list[str]:
+        """How each move logged since ``offset`` was answered (the ``by ...`` of the
+        service's DEBUG line)."""
+        self.log.seek(offset)
+        text = self.log.read().decode(errors="replace")
+        self.log.seek(0, os.SEEK_END)
+        return re.findall(r" -> \w+ by (.+?) in [\d.]+ ms", text)
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -194,6 +210,16 @@ def run_concurrent(port: int, games: list[list[bytes]], n: int, tag: str) -> tup
     return (*percentiles(latencies), len(latencies))
 
 
+def how_answered(answers: list[str]) -> str:
+    """Searched moves (with their depths) against fallbacks, from the log's ``by ...``."""
+    depths = [int(m.group(1)) for a in answers if (m := re.search(r"depth (\d+)", a))]
+    searched = sum(a.startswith("search") for a in answers)
+    fallback = len(answers) - searched
+    depth = (f", depth median {statistics.median(depths):g}, lowest {min(depths)}"
+             if depths else "")
+    return f"{searched} of {len(answers)} moves searched, {fallback} by a fallback{depth}"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.server", description=__doc__.split("\n")[0])
     parser.add_argument("--strategies", default=f"floodfill,random,seed,{DEFAULT_STRATEGY}",
@@ -240,11 +266,14 @@ def main(argv: list[str] | None = None) -> None:
                     print(f"{strategy:>9} {side}x{side} {snakes} snakes, 1 game:  "
                           f"p50 {p50:.2f} ms, p99 {p99:.2f} ms ({n} moves, "
                           f"{late} later than {TIMEOUT_MS} ms)", flush=True)
+                offset = server.log_size()
                 p50, p99, late, n = run_concurrent(server.port, mixed, args.concurrency,
                                                    f"{strategy}-load")
                 print(f"{strategy:>9} mixed, {args.concurrency} games at once: "
                       f"p50 {p50:.2f} ms, p99 {p99:.2f} ms ({n} moves, "
                       f"{late} later than {TIMEOUT_MS} ms)", flush=True)
+                if strategy.startswith("search"):
+                    print(f"{'':>9} {how_answered(server.answers_since(offset))}", flush=True)
                 last = (strategy, p50, p99)
             finally:
                 server.stop()

@@ -99,3 +99,23 @@ def test_at_equal_depth_the_compiled_search_finds_the_python_search_value():
             assert abs(compiled.score - python.score) < 1e-9, (state.game.ruleset.name, depth)
             compared += 1
     assert compared >= 100
+
+
+def test_many_searches_in_flight_share_the_cores_fairly():
+    from snake.search.clock import think_time_ms
+    request = from_ascii("""
+    . . . . .
+    . A a . .
+    . . . . .
+    . . B b .
+    . . . . .
+    """)
+    strategy = SearchStrategy(engine="compiled", max_concurrent=None)
+    strategy.cores = 2
+    full = think_time_ms(request.state.game.timeout)
+    strategy._in_flight = 2                      # as many searches as cores: the whole time
+    assert strategy.budget(request, started=0.0).deadline == full / 1000
+    strategy._in_flight = 8                      # four times too many: a quarter each
+    assert strategy.budget(request, started=0.0).deadline == full / 4 / 1000
+    strategy._in_flight = 1000                   # never below the floor
+    assert strategy.budget(request, started=0.0).deadline * 1000 >= 10.0

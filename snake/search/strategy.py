@@ -42,6 +42,20 @@ DEFAULT_REACH = 6
 #: Searches run at once per process (the GIL gives a process one core at most): beyond
 #: this, a move is answered by the seed step at once. Measured in docs/server.md.
 DEFAULT_MAX_CONCURRENT = 2
+#: The least thinking time of a compiled search sharing the cores with many others.
+MIN_SHARE_MS = 10.0
+
+
+def default_cores() -> int:
+    """Cores one server process may search on: ``NUPPEPPOU_SEARCH_CORES`` (gunicorn.conf.py
+    sets it to the machine's cores divided among its workers), else every core."""
+    value = os.environ.get("NUPPEPPOU_SEARCH_CORES")
+    if value:
+        try:
+            return max(1, int(value))
+        except ValueError:
+            raise ValueError(f"NUPPEPPOU_SEARCH_CORES={value!r}: expected an integer") from None
+    return os.cpu_count() or 1
 
 
 class SearchStrategy:
@@ -95,6 +109,9 @@ class SearchStrategy:
         self.reach = reach
         self.engine = engine
         self.table_mb = float(table_mb)
+        self.cores = default_cores()
+        self._in_flight = 0
+        self._in_flight_lock = threading.Lock()
         self.max_concurrent = max_concurrent
         self._slots = None if max_concurrent is None else threading.BoundedSemaphore(max_concurrent)
         self._seed = SeedStrategy()
@@ -116,10 +133,16 @@ class SearchStrategy:
 
     def budget(self, request: MoveRequest, started: float | None = None) -> Budget:
         """The budget of one decision: thinking time from ``game.timeout`` and the margin
-        (or ``think_ms``), and the node limit."""
+        (or ``think_ms``), and the node limit. The compiled search shares the process's
+        cores fairly: with more searches in flight than :attr:`cores`, each thinks
+        ``cores / in flight`` of its time (at least :data:`MIN_SHARE_MS`), so that the
+        Python around every search (parsing, the seed step, answering) still gets the CPU
+        and every game is searched, shallower, and answered on time."""
         ms = self.think_ms
         if ms is None:
             ms = think_time_ms(request.state.game.timeout, self.margin_ms)
+            if self.engine == "compiled" and self._in_flight > self.cores:
+                ms = max(MIN_SHARE_MS, ms * self.cores / self._in_flight)
         return Budget.after(ms, started=started, max_nodes=self.max_nodes)
 
     def search(self, request: MoveRequest, accumulator: Any | None = None, *,
@@ -167,9 +190,13 @@ class SearchStrategy:
         if self._slots is not None and not self._slots.acquire(blocking=False):
             seed.method = f"seed ({seed.method}): {self.max_concurrent} searches already running"
             return seed
+        with self._in_flight_lock:
+            self._in_flight += 1
         try:
             result = self.search(request, accumulator, started=started)
         finally:
+            with self._in_flight_lock:
+                self._in_flight -= 1
             if self._slots is not None:
                 self._slots.release()
         result.since_arrival_ms = round((time.perf_counter() - started) * 1000.0, 2)
