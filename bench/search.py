@@ -17,7 +17,9 @@ and with ``--profile`` where one alpha-beta search spends its time.
 The compiled search (the default ``search``: :mod:`snake.core.search`) is measured first,
 beside the Python searches in the same run, with its speed-up over the Python alpha-beta.
 ``--threads`` also measures two compiled searches at once in one process (two threads):
-their combined nodes per second against one search alone.
+their combined nodes per second against one search alone. ``--pvs`` measures what principal
+variation search saves: nodes and time to a fixed depth with and without it, same positions
+(the values found must be equal).
 
 The last line reads ``search: N nodes/s, depth D on 11x11 1v1`` (the default: the compiled
 alpha-beta with board control, wall clock).
@@ -103,6 +105,36 @@ def two_at_once(requests: list[MoveRequest], ms: float) -> None:
           f"{one:,.0f} for one alone: {both / one:.2f}x")
 
 
+def pvs_effect(count: int) -> None:
+    """Nodes and time of the compiled search to a fixed depth (8 in 1v1, 6 with 4 snakes)
+    with PVS and without, from an empty table, on the same positions."""
+    from snake.core import encode
+    from snake.core.search import run
+    from snake.search.state import plan_snakes
+
+    for n_snakes, depth in ((2, 8), (4, 6)):
+        totals = {False: [0, 0.0], True: [0, 0.0]}
+        for request in positions(n_snakes, count):
+            packed = encode(request.state)
+            index = {s.id: i for i, s in enumerate(request.state.board.snakes)}
+            plan = plan_snakes(request.state, request.you.id)
+            values = {}
+            for pvs in (False, True):
+                t0 = time.process_time()
+                found = run(packed, index[plan.you], [index[o] for o in plan.opponents],
+                            [index[c] for c in plan.cheap], deadline=time.perf_counter() + 3600,
+                            max_depth=depth, pvs=pvs)
+                totals[pvs][0] += found.nodes
+                totals[pvs][1] += time.process_time() - t0
+                values[pvs] = found.score
+            if abs(values[True] - values[False]) > 1e-9:
+                raise SystemExit(f"PVS changed the value: {values}")
+        (n0, t0), (n1, t1) = totals[False], totals[True]
+        print(f"11x11 {n_snakes} snakes, depth {depth}, {count} positions: PVS {n1:,} nodes "
+              f"{t1:.2f} s CPU, without {n0:,} nodes {t0:.2f} s: {n1 / n0:.2f}x the nodes, "
+              f"{t1 / t0:.2f}x the time, equal values")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.search",
                                      description=__doc__.split("\n")[0])
@@ -114,6 +146,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="profile one alpha-beta search on 11x11 1v1")
     parser.add_argument("--threads", action="store_true",
                         help="also measure two compiled searches at once in one process")
+    parser.add_argument("--pvs", action="store_true",
+                        help="also measure nodes and time to a fixed depth with and without PVS")
     args = parser.parse_args(argv)
 
     network = None
@@ -157,6 +191,9 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.threads:
         two_at_once(positions(2, 2), args.ms)
+
+    if args.pvs:
+        pvs_effect(max(args.positions, 6))
 
     if args.profile:
         request = positions(2, 1)[0]

@@ -17,6 +17,9 @@ What the speed makes worth it:
 - a **transposition table** at ``you``'s nodes, keyed by a Zobrist-style hash of the rule
   state (every living snake's pieces and health, the food, the hazard count), bounded in
   size (:func:`new_table`), with depth, bound and best move;
+- **principal variation search**: your moves after the first (at the root and below) are
+  searched with a null window, asking only whether they beat the best so far, and again in
+  full when they do;
 - **move ordering**: the table's move, a killer per ply (yours and the opponents' joint
   move), and the history heuristic (``depth²`` per cut-off, by snake, cell and move).
 
@@ -49,6 +52,8 @@ NOT_TERMINAL = 1e8
 MAX_PLY = 64
 #: Nodes between two looks at the clock (a look costs about 30 ns).
 CHECK_EVERY = 64
+#: The width of PVS's null window (values are floats: board control shares, ``WIN`` ± ply).
+NULL_WINDOW = 1e-7
 MAX_OPPONENTS = 3
 # rows of the per-ply scratch (``scratch[ply, row, :4]``)
 R_MINE, R_CHEAP, R_OPPONENTS, R_KEYS, R_COUNTS, R_JOINT = 0, 1, 2, 2 + MAX_OPPONENTS, 3 + MAX_OPPONENTS, 4 + MAX_OPPONENTS
@@ -139,8 +144,8 @@ def _joint_move(opponent_moves, opponent_counts, k_opponents, index, out):
 
 # Frame fields, per ply: integers (``frame[ply, F_*]``) and values (``bounds[ply, B_*]``).
 (F_DEPTH, F_A, F_MY_COUNT, F_JOINTS, F_FIRST, F_R, F_BEST_MOVE, F_BEST_JOINT, F_SLOT, F_DONE,
- F_HEAD, F_CODE) = range(12)
-F_FIELDS = 12
+ F_HEAD, F_CODE, F_NULL, F_TRIED, F_REPLY_NULL) = range(15)
+F_FIELDS = 15
 B_ALPHA, B_BETA, B_ALPHA0, B_BEST, B_BEST_MIN, B_BETA_MIN = range(6)
 B_FIELDS = 6
 # What the loop of :func:`_tree` does next.
@@ -257,17 +262,28 @@ def _enter(g, stack, ply, you, opponents, cheap, only_move, moves, scratch, fram
     frame[ply, F_A] = 0
     frame[ply, F_BEST_MOVE] = my_moves[0]
     bounds[ply, B_BEST] = -INF
-    _start_my_move(ply, frame, bounds)
+    _start_my_move(ply, frame, bounds, False)
     return NOT_TERMINAL
 
 
 @njit(**_JIT)
-def _start_my_move(ply, frame, bounds):
+def _start_my_move(ply, frame, bounds, null_window):
+    """Begin the opponents' replies to your move ``frame[ply, F_A]``; with ``null_window``
+    only whether it beats alpha is asked (PVS: a later move is searched with the window
+    ``(alpha, alpha + NULL_WINDOW)`` and again in full only when it does)."""
     frame[ply, F_R] = -2              # before the killer joint
     frame[ply, F_DONE] = 0
+    frame[ply, F_TRIED] = 0
     frame[ply, F_BEST_JOINT] = 0
     bounds[ply, B_BEST_MIN] = INF
-    bounds[ply, B_BETA_MIN] = bounds[ply, B_BETA]
+    beta = bounds[ply, B_BETA]
+    alpha = bounds[ply, B_ALPHA]
+    if null_window and alpha > -INF and alpha + NULL_WINDOW < beta:
+        frame[ply, F_NULL] = 1
+        bounds[ply, B_BETA_MIN] = alpha + NULL_WINDOW
+    else:
+        frame[ply, F_NULL] = 0
+        bounds[ply, B_BETA_MIN] = beta
 
 
 @njit(**_JIT)
@@ -292,11 +308,12 @@ def _next_joint(ply, frame):
 def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, moves, scratch,
           frame, bounds, keys_at, salt, table_keys, table_values, table_info, zobrist,
           zobrist_health, zobrist_food, killers_me, killers_them, history, pv_my, pv_joint,
-          pv_length, line_my, line_joint, line_length, work, no_report):
+          pv_length, line_my, line_joint, line_length, work, no_report, pvs):
     """The value of ``you``'s node at ``root_ply`` (its depth and bounds set in its frame),
     searched with an explicit stack of frames (a loop, not recursion: the compiled code can
     then be cached). ``only_move`` >= 0 restricts the first node to that move of yours (the
-    root's moves are searched one by one). On abort (``ctl[C_ABORT]``) it returns 0, which
+    root's moves are searched one by one); ``pvs`` searches your moves after the first
+    with a null window first. On abort (``ctl[C_ABORT]``) it returns 0, which
     the caller discards."""
     k_opponents = opponents.shape[0]
     ply = root_ply
@@ -334,18 +351,36 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, m
             child[:] = stack[ply]
             apply_rules(g, child, turn_moves, -1, no_report)
             frame[ply, F_CODE] = code                      # the joint being searched
+            frame[ply, F_REPLY_NULL] = 0
+            frame[ply, F_TRIED] += 1
             value = terminal_value(g, child, you, ply + 1)
             if value != NOT_TERMINAL:
                 pv_length[ply + 1] = ply + 1
                 mode = CHILD_VALUE
             else:
+                # PVS on the opponents' side: a reply after the first is asked only
+                # whether it does better for them than the best so far.
+                alpha, beta_min = bounds[ply, B_ALPHA], bounds[ply, B_BETA_MIN]
+                if (pvs and frame[ply, F_TRIED] > 1 and beta_min < INF
+                        and beta_min - NULL_WINDOW > alpha):
+                    frame[ply, F_REPLY_NULL] = 1
+                    alpha = beta_min - NULL_WINDOW
+                frame[ply + 1, F_DEPTH] = frame[ply, F_DEPTH] - 1
+                bounds[ply + 1, B_ALPHA] = alpha
+                bounds[ply + 1, B_BETA] = beta_min
+                ply += 1
+                mode = ENTER
+        elif mode == CHILD_VALUE:
+            # The opponents' reply just searched (a min node over joint moves).
+            if frame[ply, F_REPLY_NULL] and bounds[ply, B_ALPHA] < value < bounds[ply, B_BETA_MIN]:
+                # It does: search it again, in full (the child's state is still there).
+                frame[ply, F_REPLY_NULL] = 0
                 frame[ply + 1, F_DEPTH] = frame[ply, F_DEPTH] - 1
                 bounds[ply + 1, B_ALPHA] = bounds[ply, B_ALPHA]
                 bounds[ply + 1, B_BETA] = bounds[ply, B_BETA_MIN]
                 ply += 1
                 mode = ENTER
-        elif mode == CHILD_VALUE:
-            # The opponents' reply just searched (a min node over joint moves).
+                continue
             code = frame[ply, F_CODE]
             if value < bounds[ply, B_BEST_MIN]:
                 bounds[ply, B_BEST_MIN] = value
@@ -371,6 +406,11 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, m
             a = frame[ply, F_A]
             my_move = scratch[ply, R_MINE, a]
             best_min = bounds[ply, B_BEST_MIN]
+            if frame[ply, F_NULL] and bounds[ply, B_ALPHA] < best_min < bounds[ply, B_BETA]:
+                # The null window says this move beats alpha: search it again, in full.
+                _start_my_move(ply, frame, bounds, False)
+                mode = NEXT_CHILD
+                continue
             if best_min > bounds[ply, B_BEST]:
                 bounds[ply, B_BEST] = best_min
                 frame[ply, F_BEST_MOVE] = my_move
@@ -389,7 +429,7 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, m
                 mode = FINISH
             elif a + 1 < frame[ply, F_MY_COUNT]:
                 frame[ply, F_A] = a + 1
-                _start_my_move(ply, frame, bounds)
+                _start_my_move(ply, frame, bounds, pvs)
                 mode = NEXT_CHILD
             else:
                 mode = FINISH
@@ -423,7 +463,7 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, m
 @njit(**_JIT)
 def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
            table_keys, table_values, table_info, zobrist, zobrist_health, zobrist_food,
-           history, work, result, root_scores, iterations, pv_out):
+           history, work, result, root_scores, iterations, pv_out, pvs):
     """Iterative deepening from ``root`` until ``deadline`` (monotonic seconds), ``max_nodes``
     or ``max_depth``. Writes ``result`` (best move, score, depth, nodes, stop reason,
     iterations recorded, principal variation length), ``root_scores`` (per move, of the last
@@ -481,14 +521,21 @@ def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
         it_best, it_move = -INF, -1
         completed = 0
         for a in range(n_root):
-            frame[0, F_DEPTH] = depth
-            bounds[0, B_ALPHA] = alpha
-            bounds[0, B_BETA] = INF
-            value = _tree(g, stack, 0, you, opponents, cheap, order[a], ctl, deadline, moves,
-                          scratch, frame, bounds, keys_at, salt, table_keys, table_values,
-                          table_info, zobrist, zobrist_health, zobrist_food, killers_me,
-                          killers_them, history, pv_my, pv_joint, pv_length, line_my,
-                          line_joint, line_length, work, no_report)
+            # PVS: a move after the first is asked only whether it beats alpha, and
+            # searched in full when it does.
+            null_window = pvs and a > 0 and alpha > -INF
+            while True:
+                frame[0, F_DEPTH] = depth
+                bounds[0, B_ALPHA] = alpha
+                bounds[0, B_BETA] = alpha + NULL_WINDOW if null_window else INF
+                value = _tree(g, stack, 0, you, opponents, cheap, order[a], ctl, deadline, moves,
+                              scratch, frame, bounds, keys_at, salt, table_keys, table_values,
+                              table_info, zobrist, zobrist_health, zobrist_food, killers_me,
+                              killers_them, history, pv_my, pv_joint, pv_length, line_my,
+                              line_joint, line_length, work, no_report, pvs)
+                if ctl[C_ABORT] or not null_window or value <= alpha:
+                    break
+                null_window = False
             if ctl[C_ABORT]:
                 break
             completed += 1
@@ -590,7 +637,7 @@ class CoreResult:
 
 def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, deadline: float,
         max_nodes: int | None = None, max_depth: int = MAX_PLY - 2,
-        table: Table | None = None, salt: int = 0) -> CoreResult:
+        table: Table | None = None, salt: int = 0, pvs: bool = True) -> CoreResult:
     """Search ``packed`` for snake ``you`` (board indices) until ``deadline``
     (``time.perf_counter`` seconds); see :func:`search`."""
     g = packed.g
@@ -610,7 +657,7 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
            float(deadline), int(max_nodes if max_nodes is not None else 2**62),
            int(max_depth), np.uint64(salt & (2**64 - 1)), table.keys, table.values, table.info, table.zobrist,
            table.zobrist_health, table.zobrist_food, history, workspace(g), result,
-           root_scores, iterations, pv)
+           root_scores, iterations, pv, bool(pvs))
     k = len(opponents)
     line = []
     for q in range(int(result[6])):
