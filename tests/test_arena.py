@@ -226,3 +226,26 @@ def test_player_arguments():
     for bad in (["http://:80"], ["http://127.0.0.1:notaport"], ["=floodfill"], ["bogus"], []):
         with pytest.raises(PlayerError):
             parse_players(bad)
+
+
+def test_tally_of_written_records_equals_the_run(capsys, tmp_path):
+    """A run's records, scored again later (as a long match played in pieces is), give the
+    run's own wins, draws and losses."""
+    from snake.arena.tally import main as tally
+    run_dir = tmp_path / "run"
+    code, out, _ = run(capsys, "floodfill", "random", "-g", "6", "--size", "7",
+                       "--parallel", "1", "--seed", "5", "-o", str(run_dir))
+    assert code == 0
+    w, d, l, _ = LAST_LINE.match(out.splitlines()[-1]).groups()
+    assert tally([str(run_dir)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith(f"floodfill: 6 games, +{w} ={d} -{l}: score ")
+    # the other side of the same records
+    assert tally([str(run_dir), "--player", "random"]) == 0
+    assert capsys.readouterr().out.startswith(f"random: 6 games, +{l} ={d} -{w}")
+
+
+def test_tally_without_records_says_so(capsys, tmp_path):
+    from snake.arena.tally import main as tally
+    assert tally([str(tmp_path)]) == 1
+    assert "no game records" in capsys.readouterr().err
