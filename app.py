@@ -12,6 +12,8 @@ Environment:
 ``NUPPEPPOU_WEIGHTS``    network file (default ``weights/nnue.npz``; absent default: no network)
 ``NUPPEPPOU_IDLE_LIMIT`` seconds after which an idle game session is reclaimed (default 120)
 ``NUPPEPPOU_LOG_LEVEL``  ``DEBUG`` adds one line per move with its latency (default ``INFO``)
+``NUPPEPPOU_GAME_LOG``   the game log's SQLite file (default ``games.db``; ``off`` disables;
+                         see snake/gamelog/store.py and docs/server.md)
 ``PORT``                 port for ``python app.py`` and gunicorn.conf.py (default 8000)
 """
 
@@ -37,6 +39,8 @@ from snake.board import MoveRequest, RequestError, parse_request  # noqa: E402
 from snake.rules import MOVES  # noqa: E402
 from snake.sessions import DEFAULT_IDLE_LIMIT, SessionManager  # noqa: E402
 from snake.decision import NO_SAFE_MOVE, Decision, Strategy  # noqa: E402
+from snake.gamelog import GameInfo, GameLog, end_record, turn_record  # noqa: E402
+from snake.gamelog import from_environment as game_log_from_environment  # noqa: E402
 from snake.strategies import DEFAULT_STRATEGY, get_strategy  # noqa: E402
 from snake.strategy import fallback_decision  # noqa: E402
 
@@ -100,6 +104,7 @@ def create_app(
     network: Any = _DEFAULT,
     strategy: Strategy | str | None = None,
     sessions: SessionManager | None = None,
+    game_log: GameLog | None | Any = _DEFAULT,
     clock=time.monotonic,
 ) -> Flask:
     """Build the service.
@@ -107,8 +112,10 @@ def create_app(
     ``network``: an :class:`nnue.network.Network`, ``None`` for none, or by default
     :func:`load_network`. ``strategy``: a strategy or its name (default
     ``$NUPPEPPOU_STRATEGY`` or ``search``). ``sessions``: a ready session manager (default:
-    one over a 32-slot accumulator stack of ``network``). ``config`` updates Flask's config;
-    ``IDLE_LIMIT`` sets the session idle limit in seconds."""
+    one over a 32-slot accumulator stack of ``network``). ``game_log``: where games are
+    recorded (default :func:`snake.gamelog.from_environment`; ``None``: nowhere).
+    ``config`` updates Flask's config; ``IDLE_LIMIT`` sets the session idle limit in
+    seconds."""
     configure_logging()
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
@@ -132,10 +139,16 @@ def create_app(
         log.info("network loaded (%s); strategy %s; accumulator stack of %d per process",
                  _manifest_summary(getattr(network, "manifest", None) or {}),
                  strategy.name, POOL_CAPACITY)
-    app.extensions["nuppeppou"] = {"network": network, "strategy": strategy, "sessions": sessions}
+    if game_log is _DEFAULT:
+        game_log = game_log_from_environment()
+    if game_log is not None:
+        log.info("game log: %s", game_log.path)
+    app.extensions["nuppeppou"] = {"network": network, "strategy": strategy, "sessions": sessions,
+                                   "game_log": game_log}
 
-    def parsed() -> MoveRequest:
-        """The request body as a model; RequestError (400) names what is wrong."""
+    def parsed() -> tuple[bytes, MoveRequest]:
+        """The request body, as received and as a model; RequestError (400) names what is
+        wrong."""
         raw = request.get_data(cache=False)  # raises 413 past MAX_CONTENT_LENGTH
         if request.content_length is None and len(raw) >= MAX_BODY_BYTES:
             # A streamed (chunked) body is cut at the limit rather than refused: refuse it.
@@ -144,7 +157,7 @@ def create_app(
             body = json.loads(raw)
         except (ValueError, RecursionError) as exc:
             raise RequestError(f"body: not valid JSON ({str(exc)[:120]})") from None
-        return parse_request(body)
+        return raw, parse_request(body)
 
     @app.errorhandler(RequestError)
     def bad_request(exc: RequestError):
@@ -178,17 +191,19 @@ def create_app(
 
     @app.post("/start")
     def start():
-        game = parsed()
+        _, game = parsed()
         try:
             sessions.start(game)
         except Exception:
             log.exception("/start failed for game %s", game.state.game.id)
+        if game_log is not None:
+            game_log.start(GameInfo.of(game))
         return jsonify({})
 
     @app.post("/move")
     def move():
         began = time.perf_counter()
-        game = parsed()
+        raw, game = parsed()
         game.received = began
         try:
             with sessions.use(game) as accumulator:
@@ -199,9 +214,13 @@ def create_app(
             log.exception("/move failed for game %s turn %d; answering by flood fill",
                           game.state.game.id, game.state.turn)
             decision = _last_resort(game)
+            decision.method = f"error, answered by {decision.method}"
         answer = {"move": decision.move}
         if decision.shout:
             answer["shout"] = decision.shout[:256]
+        if game_log is not None:   # queued, never waited on
+            game_log.turn(turn_record(game, raw, decision,
+                                      (time.perf_counter() - began) * 1000, strategy.name))
         if log.isEnabledFor(logging.DEBUG):
             how = decision.method or strategy.name
             if decision.search is not None:
@@ -213,11 +232,13 @@ def create_app(
 
     @app.post("/end")
     def end():
-        game = parsed()
+        raw, game = parsed()
         try:
             sessions.end(game)
         except Exception:
             log.exception("/end failed for game %s", game.state.game.id)
+        if game_log is not None:
+            game_log.end(end_record(game, raw))
         return jsonify({})
 
     return app

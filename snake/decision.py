@@ -50,3 +50,29 @@ class Strategy(Protocol):
     name: str
 
     def choose(self, request: MoveRequest, accumulator: Any | None) -> Decision: ...
+
+
+#: What can answer a move, as :func:`answered_by` names it (the server's metrics and game
+#: log count answers by these).
+ANSWERED_BY = ("search", "seed", "nnue", "flood fill", "random", "no safe move", "error")
+
+
+def answered_by(decision: Decision) -> str:
+    """Which part of the snake gave the move: ``search`` (the look-ahead), ``seed`` (a
+    search strategy's one-step fallback: the search was skipped or completed nothing),
+    ``nnue`` / ``flood fill`` / ``random`` (one-step strategies), ``no safe move`` (every
+    move was certain death), ``error`` (the strategy failed and the server's last resort
+    answered). Read off :attr:`Decision.method`."""
+    method = decision.method
+    if method.startswith("error"):
+        return "error"
+    if "no safe move" in method:
+        return "no safe move"
+    if method.startswith("search"):
+        return "search"
+    if method.startswith("seed ("):
+        return "seed"
+    for kind in ("nnue", "flood fill", "random"):
+        if method.startswith(kind):
+            return kind
+    return method or "unknown"

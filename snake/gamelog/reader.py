@@ -1,0 +1,197 @@
+"""Reading the game log: the dashboard's queries, replays, and games for training.
+
+Every query takes a read-only connection (:func:`.store.connect_readonly`) and binds its
+parameters (``?``): nothing a request sends is ever spliced into SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from ..arena.replay import Replay, parse_replay
+from .store import decompress
+
+_GAME_COLUMNS = ("game_id, you_id, you_name, origin, started_at, last_seen, ended_at, ruleset, "
+                 "map, width, height, timeout, source, snakes, turns, final_turn, result")
+
+
+@dataclass(slots=True)
+class GameRow:
+    """A game of the log with what the list shows about it."""
+
+    game_id: str
+    you_id: str
+    you_name: str
+    origin: str
+    started_at: float
+    last_seen: float
+    ended_at: float | None
+    ruleset: str
+    map: str
+    width: int
+    height: int
+    timeout: int
+    source: str
+    snakes: list[dict[str, str]]
+    turns: int
+    final_turn: int | None
+    result: str | None
+    latency_p50: float | None = None
+    latency_max: float | None = None
+    depth_median: float | None = None
+    searched: int = 0
+
+    @property
+    def opponents(self) -> list[str]:
+        return [s.get("name") or s.get("id", "") for s in self.snakes if s.get("id") != self.you_id]
+
+    @property
+    def length(self) -> int:
+        """Turns the game lasted (its final turn), or our last answered one so far."""
+        return self.final_turn if self.final_turn is not None else self.turns
+
+
+def _game_row(row: sqlite3.Row) -> GameRow:
+    values = dict(row)
+    values["snakes"] = json.loads(values["snakes"] or "[]")
+    return GameRow(**{k: values[k] for k in _GAME_COLUMNS.split(", ")})
+
+
+def recent_games(conn: sqlite3.Connection, limit: int = 50, offset: int = 0) -> list[GameRow]:
+    """The latest games, newest first, with their latency p50/max and median depth."""
+    rows = conn.execute(f"SELECT {_GAME_COLUMNS} FROM games ORDER BY started_at DESC "
+                        "LIMIT ? OFFSET ?", (int(limit), int(offset))).fetchall()
+    games = [_game_row(r) for r in rows]
+    for g in games:
+        answers = conn.execute("SELECT answer_ms, depth FROM turns WHERE game_id = ? AND you_id = ?",
+                               (g.game_id, g.you_id)).fetchall()
+        times = [a[0] for a in answers if a[0] is not None]
+        depths = [a[1] for a in answers if a[1] is not None]
+        if times:
+            g.latency_p50 = statistics.median(times)
+            g.latency_max = max(times)
+        if depths:
+            g.depth_median = statistics.median(depths)
+        g.searched = len(depths)
+    return games
+
+
+def count_games(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT count(*) FROM games").fetchone()[0]
+
+
+def find_game(conn: sqlite3.Connection, game_id: str, you_id: str | None = None) -> GameRow | None:
+    """The game ``game_id`` as played by ``you_id`` (or by whichever of our snakes, the first
+    recorded, when not given)."""
+    if you_id:
+        row = conn.execute(f"SELECT {_GAME_COLUMNS} FROM games WHERE game_id = ? AND you_id = ?",
+                           (game_id, you_id)).fetchone()
+    else:
+        row = conn.execute(f"SELECT {_GAME_COLUMNS} FROM games WHERE game_id = ? "
+                           "ORDER BY you_id LIMIT 1", (game_id,)).fetchone()
+    return _game_row(row) if row is not None else None
+
+
+@dataclass(slots=True)
+class TurnRow:
+    turn: int
+    received_at: float
+    move: str
+    shout: str
+    answered_by: str
+    method: str
+    depth: int | None
+    score: float | None
+    nodes: int | None
+    think_ms: float | None
+    answer_ms: float | None
+    engine_latency_ms: float | None
+    reasons: dict[str, Any] = field(default_factory=dict)
+
+
+def game_turns(conn: sqlite3.Connection, game: GameRow) -> list[TurnRow]:
+    rows = conn.execute(
+        "SELECT turn, received_at, move, shout, answered_by, method, depth, score, nodes, "
+        "think_ms, answer_ms, engine_latency_ms, reasons FROM turns WHERE game_id = ? AND "
+        "you_id = ? ORDER BY turn", (game.game_id, game.you_id)).fetchall()
+    out = []
+    for r in rows:
+        values = dict(r)
+        values["reasons"] = json.loads(values["reasons"] or "{}")
+        out.append(TurnRow(**values))
+    return out
+
+
+def replay_of(conn: sqlite3.Connection, game: GameRow) -> Replay | None:
+    """The game as a CLI-format record (``snake.arena.replay``): the ``game`` object, every
+    body we received, the final body from ``/end``, and a result line read off the final
+    board. ``None`` when no body was recorded."""
+    bodies = [json.loads(decompress(b[0])) for b in conn.execute(
+        "SELECT body FROM turns WHERE game_id = ? AND you_id = ? ORDER BY turn",
+        (game.game_id, game.you_id))]
+    final = conn.execute("SELECT final_body FROM games WHERE game_id = ? AND you_id = ?",
+                         (game.game_id, game.you_id)).fetchone()
+    if final is not None and final[0] is not None:
+        last = json.loads(decompress(final[0]))
+        if not bodies or last.get("turn", -1) > bodies[-1].get("turn", -1):
+            bodies.append(last)
+    if not bodies:
+        return None
+    living = bodies[-1]["board"]["snakes"] if game.result is not None else []
+    if game.result is None or game.result == "abandoned" or len(living) > 1:
+        result = {"winnerId": "", "winnerName": "", "isDraw": False}
+    elif not living:
+        result = {"winnerId": "", "winnerName": "", "isDraw": True}
+    else:
+        result = {"winnerId": living[0]["id"], "winnerName": living[0].get("name", ""),
+                  "isDraw": False}
+    lines = [json.dumps(bodies[0]["game"])] + [json.dumps(b) for b in bodies] + [json.dumps(result)]
+    return parse_replay(lines, f"game {game.game_id}")
+
+
+@dataclass(slots=True)
+class Summary:
+    """What the dashboard's charts show."""
+
+    games: int
+    results: dict[str, int]
+    by_day: list[tuple[str, int, int, float]]       # day, games, wins, mean length
+    latency_ms: list[float]                         # recent answers' times
+    depths: list[int]                               # recent searched answers' depths
+    answered_by: dict[str, int]
+
+
+def summary(conn: sqlite3.Connection, recent_turns: int = 20_000, days: int = 60) -> Summary:
+    results = {r[0] or "playing": r[1] for r in conn.execute(
+        "SELECT result, count(*) FROM games GROUP BY result")}
+    by_day = [(r[0], r[1], r[2] or 0, float(r[3] or 0.0)) for r in conn.execute(
+        "SELECT date(started_at, 'unixepoch') AS day, count(*), "
+        "sum(result = 'win'), avg(coalesce(final_turn, turns)) FROM games "
+        "WHERE result IS NOT NULL AND result != 'abandoned' "
+        "GROUP BY day ORDER BY day DESC LIMIT ?", (int(days),))][::-1]
+    recent = conn.execute("SELECT answer_ms, depth, answered_by FROM turns "
+                          "ORDER BY received_at DESC LIMIT ?", (int(recent_turns),)).fetchall()
+    answered: dict[str, int] = {}
+    for r in recent:
+        answered[r[2]] = answered.get(r[2], 0) + 1
+    return Summary(
+        games=sum(results.values()), results=results, by_day=by_day,
+        latency_ms=[r[0] for r in recent if r[0] is not None],
+        depths=[r[1] for r in recent if r[1] is not None], answered_by=answered)
+
+
+def training_games(conn: sqlite3.Connection, origin: str | None = None) -> Iterator[tuple[GameRow, Replay]]:
+    """Every finished game (won, lost or drawn) with its record, oldest first: what the
+    training pipeline reads with ``--from-game-log``."""
+    query = (f"SELECT {_GAME_COLUMNS} FROM games WHERE result IN ('win', 'loss', 'draw')"
+             + (" AND origin = ?" if origin else "") + " ORDER BY started_at")
+    for row in conn.execute(query, (origin,) if origin else ()).fetchall():
+        game = _game_row(row)
+        replay = replay_of(conn, game)
+        if replay is not None:
+            yield game, replay
+

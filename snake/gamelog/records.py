@@ -1,0 +1,155 @@
+"""What the game log keeps of a request: built on the request's thread, cheaply.
+
+The /move path must not wait on the game log, so a record holds only what the request
+already has: the body's bytes as received (compressed later, by the writer), the parsed
+game's identity, and the decision turned into plain data (:func:`reasons`). Everything
+else (compression, JSON, SQL) happens on the writer's thread.
+
+Results (:func:`result_at_end`) are those of :func:`snake.rules.outcome` read off what the
+``/end`` body shows (living snakes only): the winner is the last snake (or squad) standing;
+a draw is everyone eliminated on the same final turn; in ``solo`` there is no winner, the
+game just ``ended``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..board import MoveRequest
+from ..decision import Decision, answered_by
+
+#: Results a game can have in the log (``None`` while it is being played).
+RESULTS = ("win", "loss", "draw", "ended", "abandoned")
+
+
+@dataclass(frozen=True, slots=True)
+class GameInfo:
+    """A game as one of our snakes sees it: the row of the ``games`` table."""
+
+    game_id: str
+    you_id: str
+    you_name: str
+    ruleset: str
+    map: str
+    width: int
+    height: int
+    timeout: int
+    source: str
+    snakes: tuple[tuple[str, str], ...]      # (id, name) of every snake on the board
+
+    @classmethod
+    def of(cls, request: MoveRequest) -> "GameInfo":
+        state = request.state
+        return cls(
+            game_id=state.game.id, you_id=request.you.id, you_name=request.you.name,
+            ruleset=state.game.ruleset.name, map=state.game.map,
+            width=state.board.width, height=state.board.height,
+            timeout=state.game.timeout, source=state.game.source,
+            snakes=tuple((s.id, s.name) for s in state.board.snakes))
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRecord:
+    """One answered /move: the body as received, the answer and why."""
+
+    game: GameInfo
+    turn: int
+    received_at: float           # wall clock (epoch seconds)
+    body: bytes                  # the request body exactly as received
+    move: str
+    shout: str
+    answered_by: str             # see snake.decision.answered_by
+    method: str
+    depth: int | None
+    score: float | None
+    nodes: int | None
+    think_ms: float | None       # the search's own time
+    answer_ms: float             # from the request's arrival to the answer
+    reasons: dict[str, Any]      # the decision as plain data
+
+
+@dataclass(frozen=True, slots=True)
+class EndRecord:
+    """The /end of a game: its final state and what it means for us."""
+
+    game: GameInfo
+    turn: int
+    received_at: float
+    body: bytes
+    you_alive: bool
+    squadmates_alive: int        # living snakes of our squad (squad games)
+    others_alive: int            # living snakes that are neither us nor our squadmates
+    solo: bool
+
+
+def turn_record(request: MoveRequest, body: bytes, decision: Decision, answer_ms: float,
+                strategy: str = "") -> TurnRecord:
+    search = decision.search
+    return TurnRecord(
+        game=GameInfo.of(request), turn=request.state.turn, received_at=time.time(),
+        body=body, move=decision.move, shout=decision.shout[:256],
+        answered_by=answered_by(decision), method=decision.method or strategy,
+        depth=search.depth if search is not None else None,
+        score=search.score if search is not None else None,
+        nodes=search.nodes if search is not None else None,
+        think_ms=search.elapsed_ms if search is not None else None,
+        answer_ms=answer_ms, reasons=reasons(decision))
+
+
+def end_record(request: MoveRequest, body: bytes) -> EndRecord:
+    you = request.you
+    living = [s for s in request.state.board.snakes if not s.eliminated_cause]
+    you_alive = any(s.id == you.id for s in living)
+    squad = request.state.game.ruleset.squad
+    mates = [s for s in living if s.id != you.id and squad and you.is_squadmate(s)]
+    others = [s for s in living if s.id != you.id and s not in mates]
+    return EndRecord(game=GameInfo.of(request), turn=request.state.turn,
+                     received_at=time.time(), body=body, you_alive=you_alive,
+                     squadmates_alive=len(mates), others_alive=len(others),
+                     solo=request.state.game.ruleset.name == "solo")
+
+
+def result_at_end(end: EndRecord, last_answered_turn: int | None) -> str:
+    """``win``, ``loss``, ``draw`` or ``ended`` (solo). Without us on the final board, it is
+    a win when our squad is left, a draw when no one is left and we were still playing on
+    the turn before the last (we fell with the last snakes), else a loss. With us and
+    others still on it (a game stopped early) it is a draw."""
+    if end.solo:
+        return "ended"
+    if end.you_alive or end.squadmates_alive:
+        return "win" if end.others_alive == 0 else "draw"
+    if end.others_alive == 0 and last_answered_turn is not None and last_answered_turn >= end.turn - 1:
+        return "draw"
+    return "loss"
+
+
+def reasons(decision: Decision) -> dict[str, Any]:
+    """The decision as JSON-ready data: what ``python -m snake.explain`` prints, by field."""
+    out: dict[str, Any] = {"move": decision.move, "method": decision.method}
+    if decision.filter is not None:
+        out["filter"] = {"removed": dict(decision.filter.removed),
+                         "risky": sorted(decision.filter.risky)}
+    if decision.scores:
+        out["scores"] = {m: round(v, 4) for m, v in decision.scores.items()}
+    if decision.note:
+        out["note"] = decision.note
+    if decision.candidates:
+        out["candidates"] = list(decision.candidates)
+    search = decision.search
+    if search is not None:
+        out["search"] = {
+            "algorithm": search.algorithm, "engine": search.engine,
+            "evaluator": search.evaluator, "depth": search.depth, "nodes": search.nodes,
+            "score": round(search.score, 4), "stopped": search.stopped,
+            "elapsed_ms": round(search.elapsed_ms, 2),
+            "since_arrival_ms": round(search.since_arrival_ms, 2),
+            "scores": {m: round(v, 4) for m, v in search.scores.items()},
+            "pv": search.pv,
+            "iterations": [[d, m, round(s, 4), n, ms] for d, m, s, n, ms in search.iterations],
+            "opponents": list(search.opponents), "cheap": list(search.cheap),
+        }
+        if search.note:
+            out["search"]["note"] = search.note
+    return out

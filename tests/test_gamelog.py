@@ -1,0 +1,293 @@
+"""The game log: whole games through the service, results, drops on a full queue, several
+writers, retention, abandoned games, and a kill -9 while writing."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from app import create_app
+from snake.board import parse_request, state_to_request
+from snake.gamelog import GameLog, connect, connect_readonly, end_record, turn_record
+from snake.gamelog.reader import find_game, game_turns, recent_games, replay_of, summary
+from snake.decision import Decision
+from snake.rules import is_game_over, outcome, play_turn
+from snake.setup import new_game
+from snake.strategies import get_strategy
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def game_bodies(seed: int, snakes: int = 2, side: int = 7, game_id: str | None = None,
+                ruleset: str = "standard", final: list | None = None) -> tuple[list[dict], dict]:
+    """The /move bodies snake s0 receives in a game played to its end by flood-fill snakes,
+    and the /end body (the final state is appended to ``final`` when given)."""
+    rng = random.Random(seed)
+    ids = [f"s{i}" for i in range(snakes)]
+    squads = [f"q{i // 2}" for i in range(snakes)] if ruleset == "squad" else None
+    state = new_game(ruleset, side, side, ids, rng=rng, game_id=game_id or f"game-{seed}",
+                     squads=squads)
+    players = {i: get_strategy("floodfill") for i in ids}
+    moves_bodies = []
+    while not is_game_over(state) and state.turn < 300:
+        if state.board.snake("s0").alive:
+            moves_bodies.append(state_to_request(state, "s0"))
+        moves = {s.id: players[s.id].choose(parse_request(state_to_request(state, s.id)), None).move
+                 for s in state.board.living_snakes}
+        state = play_turn(state, moves, rng)
+    if final is not None:
+        final.append(state)
+    return moves_bodies, state_to_request(state, "s0")
+
+
+@pytest.fixture
+def db(tmp_path):
+    return tmp_path / "games.db"
+
+
+def play_through(client, bodies, end):
+    assert client.post("/start", json=bodies[0]).status_code == 200
+    answers = [client.post("/move", json=b).get_json()["move"] for b in bodies]
+    assert client.post("/end", json=end).status_code == 200
+    return answers
+
+
+def test_a_whole_game_round_trips(db):
+    log = GameLog(db)
+    app = create_app(network=None, strategy="search", game_log=log)
+    client = app.test_client()
+    bodies, end = game_bodies(seed=4)
+    answers = play_through(client, bodies, end)
+    assert log.flush()
+    conn = connect_readonly(db)
+    game = find_game(conn, "game-4")
+    assert game is not None and game.you_id == "s0" and game.ruleset == "standard"
+    assert game.turns == len(bodies) and game.final_turn == end["turn"]
+    assert game.opponents == ["s1"]
+    living = [s["id"] for s in end["board"]["snakes"]]
+    expected = "win" if living == ["s0"] else ("draw" if not living and
+                                               bodies[-1]["turn"] == end["turn"] - 1 else "loss")
+    assert game.result == expected
+    turns = game_turns(conn, game)
+    assert [t.turn for t in turns] == [b["turn"] for b in bodies]
+    assert [t.move for t in turns] == answers
+    assert all(t.answered_by in ("search", "seed", "no safe move") for t in turns)
+    searched = [t for t in turns if t.answered_by == "search"]
+    assert searched and all(t.depth >= 1 and t.reasons["search"]["pv"] for t in searched)
+    assert all(t.answer_ms > 0 and t.reasons["move"] == t.move for t in turns)
+    # the record is the game: every body as received, then the final one
+    replay = replay_of(conn, game)
+    assert replay.turns == bodies + [end]
+    assert replay.game == bodies[0]["game"]
+    listed = recent_games(conn)
+    assert [g.game_id for g in listed] == ["game-4"] and listed[0].latency_p50 > 0
+    assert summary(conn).games == 1
+
+
+@pytest.mark.parametrize("ruleset,snakes", [("standard", 2), ("standard", 3),
+                                             ("standard", 4), ("squad", 4)])
+def test_results_are_the_rules_outcome(db, ruleset, snakes):
+    """What the log reads off the /end body is the reference's result of the game."""
+    log = GameLog(db)
+    app = create_app(network=None, strategy="floodfill", game_log=log)
+    client = app.test_client()
+    expected = {}
+    for seed in range(8):
+        final: list = []
+        bodies, end = game_bodies(seed=seed, snakes=snakes, ruleset=ruleset, final=final,
+                                  side=7 if snakes < 4 else 11)
+        if not is_game_over(final[0]):
+            continue
+        play_through(client, bodies, end)
+        expected[f"game-{seed}"] = outcome(final[0], "s0")
+    assert log.flush()
+    conn = connect_readonly(db)
+    assert {g: find_game(conn, g).result for g in expected} == expected
+    assert len(expected) >= 5
+
+
+def test_solo_games_just_end(db):
+    log = GameLog(db)
+    app = create_app(network=None, strategy="floodfill", game_log=log)
+    bodies, end = game_bodies(seed=1, snakes=1, ruleset="solo")
+    play_through(app.test_client(), bodies, end)
+    assert log.flush()
+    assert find_game(connect_readonly(db), "game-1").result == "ended"
+
+
+def test_no_game_log_when_disabled(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NUPPEPPOU_GAME_LOG", "off")
+    app = create_app(network=None, strategy="floodfill")
+    bodies, end = game_bodies(seed=2)
+    play_through(app.test_client(), bodies, end)
+    assert app.extensions["nuppeppou"]["game_log"] is None
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_on_by_default_in_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NUPPEPPOU_GAME_LOG", raising=False)
+    app = create_app(network=None, strategy="floodfill")
+    log = app.extensions["nuppeppou"]["game_log"]
+    bodies, end = game_bodies(seed=2)
+    play_through(app.test_client(), bodies, end)
+    assert log.flush()
+    assert find_game(connect_readonly(tmp_path / "games.db"), "game-2") is not None
+    log.close()
+
+
+def _record(request_body: dict, turn: int | None = None):
+    body = dict(request_body)
+    if turn is not None:
+        body["turn"] = turn
+    raw = json.dumps(body).encode()
+    return turn_record(parse_request(body), raw, Decision("up", method="flood fill"), 1.0)
+
+
+def test_a_full_queue_drops_turns_and_never_waits(db):
+    """The writer is held up (another connection holds the file's write lock): turns past
+    the queue's size are dropped and counted, at once; what was queued is written later."""
+    log = GameLog(db, queue_size=4)
+    bodies, _ = game_bodies(seed=3)
+    connect(db).close()                        # the schema exists
+    blocker = sqlite3.connect(str(db), isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")
+    try:
+        accepted = [log.turn(_record(bodies[0], turn=t)) for t in range(40)]
+        assert accepted.count(False) == log.dropped
+        # the writer waits for the lock with at most the queue's 4 in hand, 4 more queued
+        assert 40 - 8 <= log.dropped <= 40 - 4
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert log.flush()
+    written = connect_readonly(db).execute("SELECT count(*) FROM turns").fetchone()[0]
+    assert written == accepted.count(True) and written + log.dropped == 40
+
+
+def test_abandoned_when_no_end_comes(db):
+    log = GameLog(db, abandon_after=0.0, maintain_every=0.05)
+    bodies, _ = game_bodies(seed=5)
+    for b in bodies[:3]:
+        log.turn(_record(b))
+    assert log.flush()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if find_game(connect_readonly(db), "game-5").result == "abandoned":
+            break
+        time.sleep(0.05)
+    assert find_game(connect_readonly(db), "game-5").result == "abandoned"
+
+
+def test_retention_keeps_the_newest_games(db):
+    log = GameLog(db, max_games=3, maintain_every=0.05)
+    for k in range(6):
+        bodies, end = game_bodies(seed=10 + k, game_id=f"g{k}")
+        for b in bodies[:4]:
+            log.turn(_record(b))
+        log.end(end_record(parse_request(end), json.dumps(end).encode()))
+        assert log.flush()
+        time.sleep(0.01)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        ids = [g.game_id for g in recent_games(connect_readonly(db))]
+        if len(ids) <= 3:
+            break
+        time.sleep(0.05)
+    assert ids == ["g5", "g4", "g3"]
+    conn = connect_readonly(db)
+    assert {r[0] for r in conn.execute("SELECT DISTINCT game_id FROM turns")} == {"g3", "g4", "g5"}
+
+
+WRITER = textwrap.dedent("""
+    import json, sys, time
+    sys.path.insert(0, {root!r})
+    from snake.board import parse_request
+    from snake.decision import Decision
+    from snake.gamelog import GameLog, turn_record
+    body = json.loads(open({body!r}).read())
+    log = GameLog({db!r})
+    for n in range({count}):
+        body["game"]["id"] = {prefix!r} + str(n // 50)
+        body["turn"] = n % 50
+        raw = json.dumps(body).encode()
+        while not log.turn(turn_record(parse_request(body), raw, Decision("up", method="flood fill"), 1.0)):
+            time.sleep(0.001)
+    log.flush(60)
+    print("done", flush=True)
+    time.sleep({linger})
+""")
+
+
+def _writer(tmp_path, db, prefix, count, linger=0.0):
+    bodies, _ = game_bodies(seed=7)
+    body_file = tmp_path / "body.json"
+    body_file.write_text(json.dumps(bodies[0]))
+    script = WRITER.format(root=str(ROOT), body=str(body_file), db=str(db), count=count,
+                           prefix=prefix, linger=linger)
+    return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+
+
+def test_several_processes_write_one_file(tmp_path, db):
+    writers = [_writer(tmp_path, db, f"p{k}-", 300) for k in range(3)]
+    for w in writers:
+        out, _ = w.communicate(timeout=120)
+        assert w.returncode == 0 and "done" in out
+    conn = connect_readonly(db)
+    assert conn.execute("SELECT count(*) FROM turns").fetchone()[0] == 900
+    assert conn.execute("SELECT count(*) FROM games").fetchone()[0] == 18
+
+
+def test_kill_9_while_writing_leaves_a_readable_file(tmp_path, db):
+    writer = _writer(tmp_path, db, "k-", 1_000_000)
+    try:
+        deadline = time.monotonic() + 60
+        seen = 0
+        while time.monotonic() < deadline and seen < 500:
+            time.sleep(0.1)
+            if db.exists():
+                try:
+                    seen = connect_readonly(db).execute("SELECT count(*) FROM turns").fetchone()[0]
+                except sqlite3.OperationalError:
+                    seen = 0
+        assert seen >= 500, "the writer wrote nothing"
+    finally:
+        os.kill(writer.pid, signal.SIGKILL)
+        writer.wait(30)
+    conn = sqlite3.connect(str(db))
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    count = conn.execute("SELECT count(*) FROM turns").fetchone()[0]
+    assert count >= seen
+    ro = connect_readonly(db)
+    game = find_game(ro, "k-0")
+    assert game is not None and len(game_turns(ro, game)) == 50
+    assert len(replay_of(ro, game).turns) == 50
+    # and it can be written again
+    log = GameLog(db)
+    bodies, _ = game_bodies(seed=8)
+    log.turn(_record(bodies[0]))
+    assert log.flush()
+    assert find_game(connect_readonly(db), "game-8") is not None
+
+
+def test_queries_bind_what_they_are_given(db):
+    log = GameLog(db)
+    bodies, _ = game_bodies(seed=9)
+    log.turn(_record(bodies[0]))
+    assert log.flush()
+    conn = connect_readonly(db)
+    for evil in ("x' OR '1'='1", "game-9' --", "'; DROP TABLE games; --", "%", "game-9\x00"):
+        assert find_game(conn, evil) is None
+        assert find_game(conn, "game-9", evil) is None
+    assert find_game(conn, "game-9") is not None
