@@ -13,7 +13,9 @@ Environment:
 ``NUPPEPPOU_IDLE_LIMIT`` seconds after which an idle game session is reclaimed (default 120)
 ``NUPPEPPOU_LOG_LEVEL``  ``DEBUG`` adds one line per move with its latency (default ``INFO``)
 ``NUPPEPPOU_GAME_LOG``   the game log's SQLite file (default ``games.db``; ``off`` disables;
-                         see snake/gamelog/store.py and docs/server.md)
+                         see snake/gamelog/store.py and docs/dashboard.md)
+``NUPPEPPOU_DASHBOARD_TOKEN``  lets other machines than this one see ``/games`` and
+                         ``/metrics`` (snake/dashboard/access.py); unset, only loopback can
 ``PORT``                 port for ``python app.py`` and gunicorn.conf.py (default 8000)
 """
 
@@ -29,15 +31,19 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import json  # noqa: E402
 import logging  # noqa: E402
 import time  # noqa: E402
+from urllib.parse import urlencode  # noqa: E402
 from typing import Any, Mapping  # noqa: E402
 
-from flask import Flask, Response, jsonify, request  # noqa: E402
+from flask import Flask, Response, jsonify, redirect, request  # noqa: E402
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge  # noqa: E402
 
 from snake import __version__  # noqa: E402
 from snake.board import MoveRequest, RequestError, parse_request  # noqa: E402
 from snake.rules import MOVES  # noqa: E402
 from snake.sessions import DEFAULT_IDLE_LIMIT, SessionManager  # noqa: E402
+from snake import metrics  # noqa: E402
+from snake.dashboard import game_view, games_view  # noqa: E402
+from snake.dashboard.access import COOKIE, check as check_access  # noqa: E402
 from snake.decision import NO_SAFE_MOVE, Decision, Strategy  # noqa: E402
 from snake.gamelog import GameInfo, GameLog, end_record, turn_record  # noqa: E402
 from snake.gamelog import from_environment as game_log_from_environment  # noqa: E402
@@ -179,6 +185,8 @@ def create_app(
 
     @app.after_request
     def server_header(response: Response) -> Response:
+        rule = request.url_rule.rule if request.url_rule is not None else "other"
+        metrics.REQUESTS.labels(route=rule, status=str(response.status_code)).inc()
         # gunicorn.conf.py and the development server below name the project themselves;
         # elsewhere (other servers, the test client) the header is added here.
         if request.environ.get("SERVER_SOFTWARE") != SERVER_NAME:
@@ -218,9 +226,12 @@ def create_app(
         answer = {"move": decision.move}
         if decision.shout:
             answer["shout"] = decision.shout[:256]
+        answer_ms = (time.perf_counter() - began) * 1000
+        metrics.observe_move(decision, answer_ms, game.state.game.timeout)
         if game_log is not None:   # queued, never waited on
-            game_log.turn(turn_record(game, raw, decision,
-                                      (time.perf_counter() - began) * 1000, strategy.name))
+            if not game_log.turn(turn_record(game, raw, decision, answer_ms, strategy.name)):
+                metrics.GAME_LOG_DROPPED.inc()
+        metrics.observe_state(sessions, game_log)
         if log.isEnabledFor(logging.DEBUG):
             how = decision.method or strategy.name
             if decision.search is not None:
@@ -239,7 +250,77 @@ def create_app(
             log.exception("/end failed for game %s", game.state.game.id)
         if game_log is not None:
             game_log.end(end_record(game, raw))
+        metrics.observe_state(sessions, game_log)
         return jsonify({})
+
+    @app.get("/health")
+    def health():
+        stats = sessions.stats()
+        body: dict[str, Any] = {
+            "status": "ok", "version": __version__, "pid": os.getpid(),
+            "strategy": strategy.name, "network": network is not None,
+            "sessions": stats["sessions"],
+            "pool": ({"capacity": stats["capacity"], "free": stats["free"],
+                      "created": stats["created"]} if "free" in stats else None),
+            "game_log": ({"path": str(game_log.path), "queue": game_log.queue_depth(),
+                          "dropped": game_log.dropped, "written": game_log.written}
+                         if game_log is not None else None),
+        }
+        return jsonify(body)
+
+    def private() -> Response | None:
+        """None when this request may see the dashboard and metrics, else the answer."""
+        verdict = check_access(request.remote_addr, request.headers, request.cookies,
+                               request.args.get("token"),
+                               os.environ.get("NUPPEPPOU_DASHBOARD_TOKEN"))
+        if verdict.set_cookie:       # a browser came with ?token=: remember it, drop it
+            args = [(k, v) for k, v in request.args.items(multi=True) if k != "token"]
+            target = request.path + ("?" + urlencode(args) if args else "")
+            response = redirect(target, code=303)
+            response.set_cookie(COOKIE, request.args["token"], httponly=True, samesite="Strict",
+                                secure=request.is_secure)
+            return response
+        if not verdict.allowed:
+            if verdict.status == 401:
+                return Response('{"error": "dashboard: a token is needed"}', 401,
+                                {"WWW-Authenticate": 'Bearer realm="nuppeppou"',
+                                 "Content-Type": "application/json"})
+            return jsonify(error=f"Not Found: {request.method} {request.path}"), 404
+        return None
+
+    def about() -> dict[str, str]:
+        return {"version": __version__, "strategy": strategy.name,
+                "network": _manifest_summary(getattr(network, "manifest", None) or {})
+                if network is not None else "none",
+                "game log": str(game_log.path) if game_log is not None else "off"}
+
+    def send(view) -> Response:
+        return Response(view.body, view.status, {"Content-Type": view.content_type})
+
+    @app.get("/games")
+    def games():
+        denied = private()
+        if denied is not None:
+            return denied
+        return send(games_view(game_log.path if game_log else None, request.args.get("page"),
+                               about()))
+
+    @app.get("/games/<path:game_id>")
+    def game(game_id: str):
+        denied = private()
+        if denied is not None:
+            return denied
+        return send(game_view(game_log.path if game_log else None, game_id,
+                              request.args.get("you"), request.args.get("format")))
+
+    @app.get("/metrics")
+    def metrics_route():
+        denied = private()
+        if denied is not None:
+            return denied
+        metrics.observe_state(sessions, game_log)
+        body, content_type = metrics.exposition()
+        return Response(body, 200, {"Content-Type": content_type})
 
     return app
 

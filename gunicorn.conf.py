@@ -12,7 +12,9 @@ served elsewhere.
 """
 
 import os
+import shutil
 import sys
+import tempfile
 
 # One BLAS thread per worker, set before the app (and numpy) is imported: the workers
 # already use the cores, and BLAS threads would fight them for it.
@@ -36,6 +38,14 @@ def _default_threads() -> int:
     strategy = os.environ.get("NUPPEPPOU_STRATEGY") or DEFAULT_STRATEGY
     return 16 if strategy.startswith("search") else 4
 
+
+# Prometheus metrics from every worker (snake/metrics.py): prometheus_client's multiprocess
+# mode keeps them in files in this directory, which must exist and be empty before the app
+# is loaded, so it is made here (a fresh one per start unless given).
+_METRICS_DIR = None
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    _METRICS_DIR = tempfile.mkdtemp(prefix="nuppeppou-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = _METRICS_DIR
 
 bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("NUPPEPPOU_WORKERS", "2"))
@@ -72,3 +82,15 @@ def post_fork(server, worker):
     search past its deadline then waits less for its turn to answer (measured in
     docs/server.md: at 32 searching games the p99 fell from 1.26 s to 0.79 s)."""
     sys.setswitchinterval(0.001)
+
+
+def child_exit(server, worker):
+    """A worker is gone: its live gauges (sessions, pool, queue) no longer count."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server):
+    if _METRICS_DIR is not None:
+        shutil.rmtree(_METRICS_DIR, ignore_errors=True)

@@ -21,6 +21,12 @@ Options: ``--workers`` / ``--threads`` (default: gunicorn.conf.py's), ``--strate
 Under load it also counts how the moves were answered (from the service's DEBUG log): by
 a search, and at what depth (median, lowest), or by a fallback (the seed step).
 
+The service runs as shipped, with its game log (``NUPPEPPOU_GAME_LOG``, here a file in a
+temporary directory) and metrics on (``--no-game-log`` turns the log off, to compare): after
+each strategy the benchmark reads ``/metrics`` and the log, and prints the turns recorded
+against the moves answered, the records dropped (a full queue), the answers at risk of
+being late (within 50 ms of the timeout) and the log's size per 1,000 turns.
+
 The client runs on the same machine (one Python thread per game, keep-alive connections),
 so its own CPU use is part of what is measured: on a small machine the figures are an
 upper bound on what the engine would see.
@@ -95,10 +101,14 @@ def free_port() -> int:
 class Server:
     """gunicorn with the repo's config on a free loopback port."""
 
-    def __init__(self, strategy: str, weights: Path, workers: int | None, threads: int | None):
+    def __init__(self, strategy: str, weights: Path, workers: int | None, threads: int | None,
+                 game_log: Path | None = None):
         self.port = free_port()
+        self.game_log = game_log
         env = dict(os.environ, PORT=str(self.port), NUPPEPPOU_STRATEGY=strategy,
-                   NUPPEPPOU_WEIGHTS=str(weights), NUPPEPPOU_LOG_LEVEL="DEBUG")
+                   NUPPEPPOU_WEIGHTS=str(weights), NUPPEPPOU_LOG_LEVEL="DEBUG",
+                   NUPPEPPOU_GAME_LOG=str(game_log) if game_log else "off")
+        env.pop("PROMETHEUS_MULTIPROC_DIR", None)      # gunicorn.conf.py makes a fresh one
         if workers:
             env["NUPPEPPOU_WORKERS"] = str(workers)
         if threads:
@@ -134,6 +144,50 @@ class Server:
         text = self.log.read().decode(errors="replace")
         self.log.seek(0, os.SEEK_END)
         return re.findall(r" -> \w+ by (.+?) in [\d.]+ ms", text)
+
+    def metrics(self) -> dict[str, float]:
+        """``/metrics`` as {name with labels: value} (loopback: the dashboard's rule lets
+        it in)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        conn.request("GET", "/metrics")
+        text = conn.getresponse().read().decode()
+        conn.close()
+        out = {}
+        for line in text.splitlines():
+            if line and not line.startswith("#"):
+                name, _, value = line.rpartition(" ")
+                out[name] = float(value)
+        return out
+
+    def game_log_report(self, answered: int) -> str:
+        """Turns the game log holds against the moves answered, drops, late risks, size."""
+        import sqlite3
+
+        metrics = self.metrics()
+        dropped = metrics.get("nuppeppou_game_log_dropped_total", 0.0)
+        risky = metrics.get("nuppeppou_late_risk_total", 0.0)
+        if self.game_log is None:
+            return f"game log off; {risky:.0f} answers within 50 ms of the timeout"
+        deadline = time.monotonic() + 30        # the writers catch up
+        recorded = -1
+        while time.monotonic() < deadline:
+            conn = sqlite3.connect(f"file:{self.game_log}?mode=ro", uri=True, timeout=10)
+            now = conn.execute("SELECT count(*) FROM turns").fetchone()[0]
+            conn.close()
+            if now == recorded or now + dropped >= answered:
+                recorded = now
+                break
+            recorded = now
+            time.sleep(1.0)
+        # the file itself, once the write-ahead log is folded into it
+        conn = sqlite3.connect(str(self.game_log), timeout=30)
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
+        size = self.game_log.stat().st_size
+        per = size / max(recorded, 1) * 1000 / 1024
+        return (f"game log: {recorded} turns recorded of {answered} answered, "
+                f"{dropped:.0f} dropped; {risky:.0f} answers within 50 ms of the timeout; "
+                f"{size / 1024 / 1024:.1f} MB, {per:.0f} kB per 1,000 turns")
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -232,6 +286,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--weights", type=Path, default=None,
                         help="network file (default: a random full-size one in a temp dir)")
+    parser.add_argument("--no-game-log", action="store_true",
+                        help="run the service without its game log (NUPPEPPOU_GAME_LOG=off)")
     args = parser.parse_args(argv)
 
     strategies = [s for s in args.strategies.split(",") if s]
@@ -259,10 +315,13 @@ def main(argv: list[str] | None = None) -> None:
         print(f"gunicorn workers={workers} threads={threads}", flush=True)
         last = None
         for strategy in strategies:
-            server = Server(strategy, weights, args.workers, args.threads)
+            game_log = None if args.no_game_log else Path(tmp) / f"games-{strategy}.db"
+            server = Server(strategy, weights, args.workers, args.threads, game_log)
+            answered = 0
             try:
                 for (side, snakes), games in recorded.items():
                     p50, p99, late, n = run_sequential(server.port, games, f"{strategy}-{side}")
+                    answered += n
                     print(f"{strategy:>9} {side}x{side} {snakes} snakes, 1 game:  "
                           f"p50 {p50:.2f} ms, p99 {p99:.2f} ms ({n} moves, "
                           f"{late} later than {TIMEOUT_MS} ms)", flush=True)
@@ -272,8 +331,10 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"{strategy:>9} mixed, {args.concurrency} games at once: "
                       f"p50 {p50:.2f} ms, p99 {p99:.2f} ms ({n} moves, "
                       f"{late} later than {TIMEOUT_MS} ms)", flush=True)
+                answered += n
                 if strategy.startswith("search"):
                     print(f"{'':>9} {how_answered(server.answers_since(offset))}", flush=True)
+                print(f"{'':>9} {server.game_log_report(answered)}", flush=True)
                 last = (strategy, p50, p99)
             finally:
                 server.stop()

@@ -15,8 +15,8 @@ Life of a session:
   this process does not know (restart, another gunicorn worker, a reclaimed session) opens
   one first, exactly like ``/start``; the accumulator then starts with a full refresh.
 - ``/end`` closes it: the accumulator is reset and pushed back on the stack, and the
-  outcome (won, lost, draw) and the number of turns are logged. ``/end`` for an unknown
-  session does nothing.
+  outcome (:func:`snake.rules.outcome_at_end`) and the number of turns are logged.
+  ``/end`` for an unknown session does nothing.
 - The engine does not guarantee ``/end``: a session idle for longer than ``idle_limit``
   seconds (120 by default) is reclaimed the same way. Reclamation runs lazily at every
   request (a sweep of the session table; there are few sessions per process).
@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from .board import MoveRequest
+from .rules import outcome_at_end
 
 log = logging.getLogger("nuppeppou.sessions")
 
@@ -50,25 +51,6 @@ def network_covers(request: MoveRequest) -> bool:
     from nnue.features import active_features
 
     return active_features(request.state, request.you) is not None
-
-
-def game_outcome(request: MoveRequest) -> str:
-    """The result for ``you`` as an ``/end`` body shows it (``board.snakes`` lists the
-    living snakes): ``won`` when ``you`` (or in squad, ``you``'s squad) is all that is left,
-    ``draw`` when nobody is left, ``lost`` when ``you`` is gone and someone is left,
-    ``survived`` in solo when ``you`` is still alive, ``unfinished`` otherwise."""
-    state, you = request.state, request.you
-    living = state.board.living_snakes
-    you_alive = you.alive and state.board.snake(you.id) is not None
-    if state.ruleset.name == "solo" and len(living) <= 1:
-        return "survived" if you_alive else "lost"
-    others = [s for s in living if s.id != you.id and not you.is_squadmate(s)]
-    mates_alive = any(you.is_squadmate(s) for s in living)
-    if others:
-        return "lost" if not (you_alive or mates_alive) else "unfinished"
-    if you_alive or mates_alive:
-        return "won"
-    return "draw"
 
 
 @dataclass(eq=False)
@@ -159,7 +141,8 @@ class SessionManager:
         key = self._key(request)
         with self._lock:
             session = self._sessions.pop(key, None)
-        outcome = game_outcome(request)
+        outcome = outcome_at_end(request.state, request.you,
+                                 session.turn if session is not None else None)
         if session is None:
             log.info("game end   %s you=%s outcome=%s turns=%d (session unknown here)",
                      key[0], key[1], outcome, request.state.turn)

@@ -291,3 +291,80 @@ def test_queries_bind_what_they_are_given(db):
         assert find_game(conn, evil) is None
         assert find_game(conn, "game-9", evil) is None
     assert find_game(conn, "game-9") is not None
+
+
+def test_arena_records_can_be_imported(tmp_path, capsys):
+    """Records of snake.arena become games of the log (the dashboard opens them), with the
+    arena's own results."""
+    from snake.arena.__main__ import main as arena
+    from snake.gamelog.__main__ import main as gamelog
+    runs = tmp_path / "runs"
+    assert arena(["floodfill", "random", "-g", "4", "--size", "7", "--parallel", "1",
+                  "--seed", "2", "-o", str(runs), "--quiet"]) == 0
+    wins = json.loads((runs / "results.json").read_text())["players"][0]["wins"]
+    db = tmp_path / "games.db"
+    assert gamelog(["import", str(runs), "--db", str(db)]) == 0
+    assert "imported 4 games" in capsys.readouterr().out
+    conn = connect_readonly(db)
+    games = recent_games(conn)
+    assert len(games) == 4 and {g.origin for g in games} == {"arena"}
+    assert sum(g.result == "win" for g in games) == wins
+    for g in games:
+        replay = replay_of(conn, g)
+        turns = game_turns(conn, g)
+        assert [t.turn for t in turns] == [b["turn"] for b in replay.turns
+                                           if any(s["id"] == g.you_id for s in b["board"]["snakes"])][:len(turns)]
+        # the move recorded is the one that took the head to the next turn's square
+        for t, body, following in zip(turns, replay.turns, replay.turns[1:]):
+            mine = [s for s in following["board"]["snakes"] if s["id"] == g.you_id]
+            if mine:
+                head, nxt = body["you"]["head"], mine[0]["head"]
+                dx, dy = nxt["x"] - head["x"], nxt["y"] - head["y"]
+                assert {(0, 1): "up", (0, -1): "down", (-1, 0): "left", (1, 0): "right"}[(dx, dy)] == t.move
+
+
+def test_training_positions_from_the_game_log(db, tmp_path):
+    """Every snake's positions on the turns the log holds, with the reference's result of
+    the game as its target and the features of the state it was in."""
+    import numpy as np
+
+    from nnue.features import active_features
+    from nnue.train.from_game_log import write_from_game_log
+    from nnue.train.shards import load_split
+    log = GameLog(db)
+    app = create_app(network=None, strategy="floodfill", game_log=log)
+    client = app.test_client()
+    expected = []
+    finished = 0
+    for seed in range(5):
+        final: list = []
+        bodies, end = game_bodies(seed=50 + seed, snakes=3, side=11, final=final)
+        play_through(client, bodies, end)
+        if not is_game_over(final[0]):
+            continue                 # stopped at 300 turns: no result, no target
+        finished += 1
+        targets = {s.id: {"win": 1.0, "draw": 0.5, "loss": 0.0}[outcome(final[0], s.id)]
+                   for s in final[0].board.snakes}
+        for body, following in zip(bodies, bodies[1:] + [end]):
+            request = parse_request(body)
+            if following["turn"] != body["turn"] + 1:
+                continue
+            alive_next = {s["id"] for s in following["board"]["snakes"]}
+            for s in request.state.board.snakes:
+                if s.id in alive_next:
+                    expected.append((sorted(active_features(request.state, s).tolist()),
+                                     targets[s.id]))
+    assert log.flush()
+    meta = write_from_game_log(db, tmp_path / "data", quiet=True)
+    assert meta["games"] == finished >= 3 and meta["positions"] == len(expected)
+    got = []
+    for split in ("train", "val", "test"):
+        try:
+            p = load_split(tmp_path / "data", split)
+        except Exception:
+            continue
+        for k in range(len(p.moves)):
+            got.append((sorted(p.indices[p.offsets[k]:p.offsets[k + 1]].tolist()),
+                        float(p.targets[k])))
+    assert sorted(got) == sorted(expected)
+    assert np.isfinite([t for _, t in got]).all()

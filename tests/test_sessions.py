@@ -11,7 +11,8 @@ from nnue.network import Network
 from nnue.pool import AccumulatorPool
 from snake.board import MoveRequest, parse_request, state_to_request
 from snake.rules import is_game_over, play_turn
-from snake.sessions import SessionManager, game_outcome
+from snake.rules import outcome_at_end
+from snake.sessions import SessionManager
 from snake.setup import new_game
 from snake.strategies import get_strategy
 
@@ -250,22 +251,27 @@ def test_outcome_from_the_end_body():
     last = requests[-1]
     you_alive = last.state.board.snake("s0") is not None
     others = [s for s in last.state.board.snakes if s.id != "s0"]
-    expected = ("won" if you_alive and not others else "unfinished" if you_alive
-                else "lost" if others else "draw")
-    assert game_outcome(last) == expected
+    expected = ("win" if you_alive and not others else "unfinished" if you_alive
+                else "loss" if others else "draw")
+    assert outcome_at_end(last.state, last.you) == expected
     # Built bodies for each case.
     from snake.diagram import from_ascii
     won = from_ascii(". A a a .")
-    assert game_outcome(won) == "won"
+    assert outcome_at_end(won.state, won.you) == "win"
     lost = from_ascii(". A a a . B")
     lost.state.board.snakes.remove(lost.you)
     lost.you.eliminated_cause = "not-on-board"
-    assert game_outcome(lost) == "lost"
+    assert outcome_at_end(lost.state, lost.you) == "loss"
     draw = from_ascii(". A a a .")
     draw.state.board.snakes.clear()
     draw.you.eliminated_cause = "not-on-board"
-    assert game_outcome(draw) == "draw"
+    draw.state.turn = 10
+    assert outcome_at_end(draw.state, draw.you) == "draw"
+    assert outcome_at_end(draw.state, draw.you, last_turn=9) == "draw"
+    assert outcome_at_end(draw.state, draw.you, last_turn=5) == "loss"   # fell earlier
     mates = from_ascii("B A a a .", "squad", squads={"A": "x", "B": "x"})
-    assert game_outcome(mates) == "won"
+    assert outcome_at_end(mates.state, mates.you) == "win"
+    not_mates = from_ascii("B A a a .", "standard", squads={"A": "x", "B": "x"})
+    assert outcome_at_end(not_mates.state, not_mates.you) == "unfinished"
     solo = from_ascii(". A a a .", "solo")
-    assert game_outcome(solo) == "survived"
+    assert outcome_at_end(solo.state, solo.you) == "ended"

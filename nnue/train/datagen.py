@@ -2,6 +2,9 @@
 
     python -m nnue.train.datagen --out data/main --games 20000 [--seed 1] [--workers 2]
         [--chunk 50] [--max-turns 1000]
+    python -m nnue.train.datagen --out data/prod --from-game-log games.db
+
+(The second reads the service's own games instead: :mod:`nnue.train.from_game_log`.)
 
 Games. Game ``n`` (0, 1, 2, ...) is played in the block ``SCHEDULE[n mod 18]``: the six
 rulesets with features (standard, constrictor, royale, wrapped, solo, squad) times the three
@@ -220,7 +223,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m nnue.train.datagen",
                                  description="Generate NNUE training positions from random-snake games.")
     ap.add_argument("--out", required=True, help="data directory (created)")
-    ap.add_argument("--games", type=int, required=True, help="number of games")
+    ap.add_argument("--games", type=int, help="number of games (random snakes)")
+    ap.add_argument("--from-game-log", metavar="DB",
+                    help="instead: the finished games of the service's game log "
+                         "(nnue/train/from_game_log.py)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workers", type=int, default=2, help="processes")
     ap.add_argument("--chunk", type=int, default=54, help="games per shard chunk")
@@ -232,6 +238,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = ap.parse_args(argv)
     if not 0 < args.holdout < 0.5:
         ap.error("--holdout must be between 0 and 0.5")
+    if args.from_game_log:
+        if args.games is not None:
+            ap.error("--games and --from-game-log exclude each other")
+        if not Path(args.from_game_log).is_file():
+            ap.error(f"--from-game-log: no file {args.from_game_log}")
+        return args
+    if args.games is None:
+        ap.error("--games (or --from-game-log) is required")
     if args.games < 1 or args.workers < 1 or args.chunk < 1 or args.max_turns < 1:
         ap.error("--games, --workers, --chunk and --max-turns must be positive")
     return args
@@ -330,6 +344,12 @@ def summary(meta: dict) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    if args.from_game_log:
+        from .from_game_log import write_from_game_log
+        meta = write_from_game_log(args.from_game_log, args.out, args.holdout, quiet=args.quiet)
+        print(f"{meta['games']:,} games, {meta['positions']:,} positions from {args.from_game_log} "
+              f"({meta['games_skipped']} skipped: no features) in {meta['seconds']:.0f}s")
+        return
     meta = generate(args, argv)
     print(summary(meta))
 

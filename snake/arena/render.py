@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -64,14 +65,22 @@ def frames_of(replay: Replay) -> dict[str, Any]:
     }
 
 
-def render_html(replay: Replay, title: str | None = None) -> str:
-    """The whole page for ``replay``."""
+def render_html(replay: Replay, title: str | None = None, *, head: str = "",
+                before: str = "", after: str = "") -> str:
+    """The whole page for ``replay``. A page that embeds the viewer (the service's
+    dashboard) may add markup: ``head`` in ``<head>``, ``before`` above the board and
+    ``after`` below it (trusted HTML: the caller escapes what it puts there). The viewer
+    announces each turn it shows with a ``turnshown`` event on ``document``
+    (``detail: {index, turn}``) and goes to a turn with ``window.replay.go(index)``."""
     data = frames_of(replay)
     g = data["game"]
     title = title or f"Battlesnake {g['ruleset']} {g['width']}x{g['height']} — {g['id']}"
-    payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
-    return (PAGE.replace("__TITLE__", html.escape(title))
-                .replace("__DATA__", payload))
+    # no "<" at all inside the script element: nothing in a name can end or bend it
+    payload = json.dumps(data, separators=(",", ":")).replace("<", "\\u003c")
+    parts = {"TITLE": html.escape(title), "HEAD": head, "BEFORE": before, "AFTER": after,
+             "DATA": payload}
+    # one pass, so that nothing inserted is read as a placeholder
+    return re.sub(r"__(TITLE|HEAD|BEFORE|AFTER|DATA)__", lambda m: parts[m.group(1)], PAGE)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -118,9 +127,9 @@ PAGE = r"""<!DOCTYPE html>
  #slider{width:300px}
  #turn{font-variant-numeric:tabular-nums;min-width:90px;display:inline-block}
  #result{margin-top:10px;font-weight:600}
-</style></head>
+</style>__HEAD__</head>
 <body>
-<h1 id="title"></h1>
+__BEFORE__<h1 id="title"></h1>
 <div id="wrap">
  <div>
   <svg id="board" xmlns="http://www.w3.org/2000/svg"></svg>
@@ -140,7 +149,7 @@ PAGE = r"""<!DOCTYPE html>
  </div>
  <div id="panel"><div id="snakes"></div><div id="result"></div></div>
 </div>
-<script id="data" type="application/json">__DATA__</script>
+__AFTER__<script id="data" type="application/json">__DATA__</script>
 <script>
 "use strict";
 const D = JSON.parse(document.getElementById("data").textContent);
@@ -193,6 +202,7 @@ function draw(i) {
   document.getElementById("turn").textContent = `turn ${f.turn} / ${D.frames[D.frames.length - 1].turn}`;
   slider.value = i;
   panel(i);
+  document.dispatchEvent(new CustomEvent("turnshown", {detail: {index: i, turn: f.turn}}));
 }
 
 function drawSnake(s, color) {
@@ -292,6 +302,7 @@ document.addEventListener("keydown", e => {
   else if (e.key === "Home") { play(false); go(0); }
   else if (e.key === "End") { play(false); go(D.frames.length - 1); }
 });
+window.replay = {go: i => { play(false); go(i); }, frames: D.frames};
 const params = new URLSearchParams(location.search);
 const start = Number(params.get("turn"));
 go(Number.isFinite(start) ? start : 0);

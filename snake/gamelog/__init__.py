@@ -2,8 +2,8 @@
 explaining a loss and for training (see :mod:`.store` for the file, :mod:`.records` for
 what a turn keeps, :mod:`.reader` for the queries)."""
 
-from .records import EndRecord, GameInfo, TurnRecord, end_record, result_at_end, turn_record
+from .records import EndRecord, GameInfo, TurnRecord, end_record, turn_record
 from .store import GameLog, connect, connect_readonly, from_environment
 
 __all__ = ["EndRecord", "GameInfo", "GameLog", "TurnRecord", "connect", "connect_readonly",
-           "end_record", "from_environment", "result_at_end", "turn_record"]
+           "end_record", "from_environment", "turn_record"]

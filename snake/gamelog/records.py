@@ -5,10 +5,8 @@ already has: the body's bytes as received (compressed later, by the writer), the
 game's identity, and the decision turned into plain data (:func:`reasons`). Everything
 else (compression, JSON, SQL) happens on the writer's thread.
 
-Results (:func:`result_at_end`) are those of :func:`snake.rules.outcome` read off what the
-``/end`` body shows (living snakes only): the winner is the last snake (or squad) standing;
-a draw is everyone eliminated on the same final turn; in ``solo`` there is no winner, the
-game just ``ended``.
+Results are :func:`snake.rules.outcome_at_end`: what the ``/end`` body shows, with our last
+answered turn (from the log) telling a draw from an earlier death.
 """
 
 from __future__ import annotations
@@ -19,9 +17,11 @@ from typing import Any
 
 from ..board import MoveRequest
 from ..decision import Decision, answered_by
+from ..rules import outcome_at_end
 
-#: Results a game can have in the log (``None`` while it is being played).
-RESULTS = ("win", "loss", "draw", "ended", "abandoned")
+#: Results a game can have in the log (``None`` while it is being played): those of
+#: :func:`snake.rules.outcome_at_end`, and ``abandoned`` when no ``/end`` came.
+RESULTS = ("win", "loss", "draw", "unfinished", "ended", "abandoned")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,22 +66,25 @@ class TurnRecord:
     score: float | None
     nodes: int | None
     think_ms: float | None       # the search's own time
-    answer_ms: float             # from the request's arrival to the answer
+    answer_ms: float | None      # from the request's arrival to the answer (None: imported)
     reasons: dict[str, Any]      # the decision as plain data
 
 
 @dataclass(frozen=True, slots=True)
 class EndRecord:
-    """The /end of a game: its final state and what it means for us."""
+    """The /end of a game: its final state as received."""
 
     game: GameInfo
-    turn: int
+    request: MoveRequest
     received_at: float
     body: bytes
-    you_alive: bool
-    squadmates_alive: int        # living snakes of our squad (squad games)
-    others_alive: int            # living snakes that are neither us nor our squadmates
-    solo: bool
+
+    @property
+    def turn(self) -> int:
+        return self.request.state.turn
+
+    def result(self, last_answered_turn: int | None) -> str:
+        return outcome_at_end(self.request.state, self.request.you, last_answered_turn)
 
 
 def turn_record(request: MoveRequest, body: bytes, decision: Decision, answer_ms: float,
@@ -99,30 +102,8 @@ def turn_record(request: MoveRequest, body: bytes, decision: Decision, answer_ms
 
 
 def end_record(request: MoveRequest, body: bytes) -> EndRecord:
-    you = request.you
-    living = [s for s in request.state.board.snakes if not s.eliminated_cause]
-    you_alive = any(s.id == you.id for s in living)
-    squad = request.state.game.ruleset.squad
-    mates = [s for s in living if s.id != you.id and squad and you.is_squadmate(s)]
-    others = [s for s in living if s.id != you.id and s not in mates]
-    return EndRecord(game=GameInfo.of(request), turn=request.state.turn,
-                     received_at=time.time(), body=body, you_alive=you_alive,
-                     squadmates_alive=len(mates), others_alive=len(others),
-                     solo=request.state.game.ruleset.name == "solo")
-
-
-def result_at_end(end: EndRecord, last_answered_turn: int | None) -> str:
-    """``win``, ``loss``, ``draw`` or ``ended`` (solo). Without us on the final board, it is
-    a win when our squad is left, a draw when no one is left and we were still playing on
-    the turn before the last (we fell with the last snakes), else a loss. With us and
-    others still on it (a game stopped early) it is a draw."""
-    if end.solo:
-        return "ended"
-    if end.you_alive or end.squadmates_alive:
-        return "win" if end.others_alive == 0 else "draw"
-    if end.others_alive == 0 and last_answered_turn is not None and last_answered_turn >= end.turn - 1:
-        return "draw"
-    return "loss"
+    return EndRecord(game=GameInfo.of(request), request=request, received_at=time.time(),
+                     body=body)
 
 
 def reasons(decision: Decision) -> dict[str, Any]:

@@ -25,6 +25,7 @@ vacuum).
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
@@ -36,7 +37,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from .records import EndRecord, GameInfo, TurnRecord, result_at_end
+from .records import EndRecord, GameInfo, TurnRecord
 
 log = logging.getLogger("nuppeppou.gamelog")
 
@@ -103,6 +104,8 @@ def connect(path: str | Path, *, busy_timeout: float = 10.0) -> sqlite3.Connecti
     conn.execute("PRAGMA auto_vacuum=INCREMENTAL")      # takes effect on a new file only
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
+    # The write-ahead log is folded in every 1000 pages; keep its file from staying large.
+    conn.execute("PRAGMA journal_size_limit=4194304")
     conn.executescript("BEGIN IMMEDIATE;" + SCHEMA + "COMMIT;")
     conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
     return conn
@@ -172,7 +175,7 @@ def write_end(conn: sqlite3.Connection, record: EndRecord, origin: str = "servic
                         (g.game_id, g.you_id)).fetchone()[0]
     conn.execute("UPDATE games SET ended_at = ?, final_turn = ?, result = ?, final_body = ? "
                  "WHERE game_id = ? AND you_id = ?",
-                 (record.received_at, record.turn, result_at_end(record, last),
+                 (record.received_at, record.turn, record.result(last),
                   compress(record.body), g.game_id, g.you_id))
 
 
@@ -271,6 +274,8 @@ class GameLog:
             self._thread = threading.Thread(target=self._run, name="game-log", daemon=True)
             self._pid = os.getpid()
             self._thread.start()
+            # A worker that exits normally writes what is queued first (a kill -9 cannot).
+            atexit.register(self.close, 2.0)
 
     # -- the writer thread ----------------------------------------------------------------
 

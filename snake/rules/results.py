@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..board import GameState
+from ..board import GameState, Snake
 from .stages import is_game_over
 
 
@@ -32,3 +32,29 @@ def outcome(state: GameState, snake_id: str) -> str:
         return "loss"
     final_turn = max(s.eliminated_on_turn for s in board.snakes)
     return "draw" if snake.eliminated_on_turn == final_turn else "loss"
+
+
+def outcome_at_end(state: GameState, you: Snake, last_turn: int | None = None) -> str:
+    """The result for ``you`` as the ``/end`` body shows it, where ``board.snakes`` lists only
+    the living snakes (who fell on which turn is not there).
+
+    ``win``: ``you``, or in squad ``you``'s squad, is all that is left. ``loss``: someone
+    else is left, or no one is and ``you`` stopped playing before the final turn (known
+    from ``last_turn``, the last turn ``you`` moved on; without it, no one left is a draw).
+    ``draw``: no one is left and ``you`` fell on the final turn. ``unfinished``: ``you`` and
+    others are still alive (a game stopped early). ``ended``: solo, which has no winner
+    (:func:`outcome` counts it a loss; a solo game is scored by its length)."""
+    if state.game.ruleset.name == "solo":
+        return "ended"
+    living = [s for s in state.board.snakes if not s.eliminated_cause]
+    squad = state.game.ruleset.squad
+    you_alive = any(s.id == you.id for s in living)
+    mates = [s for s in living if squad and you.is_squadmate(s)]
+    others = [s for s in living if s.id != you.id and s not in mates]
+    if you_alive or mates:
+        return "unfinished" if others else "win"
+    if others:
+        return "loss"
+    if last_turn is not None and last_turn < state.turn - 1:
+        return "loss"
+    return "draw"

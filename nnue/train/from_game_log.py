@@ -1,0 +1,133 @@
+"""Training positions from the service's game log: real opponents' games as data.
+
+    python -m nnue.train.datagen --out data/prod --from-game-log games.db
+
+Every finished game of the log (won, lost or drawn; abandoned ones have no result) is
+replayed from the bodies we received. A position is a living snake on a recorded turn whose
+next turn is recorded too, so its move is known (read off its next head): ours and every
+opponent's, each from its own view (:func:`nnue.features.active_features`), with its own
+result as the target (SPEC section 5: 1 win, 0.5 draw, 0 loss), read off the final body by
+:func:`snake.rules.outcome_at_end` with the last turn that snake was seen on. Games the
+network has no features for (other rulesets or board sizes) are skipped and counted.
+
+The split (train / val / test) is drawn per game from its id, so a game never straddles two
+splits, and the same log gives the same split every time. The output is the datagen format
+(:mod:`nnue.train.shards`, ``meta.json``), so ``nnue.train.fit`` reads it as it is, or
+together with generated data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+from nnue.features import N_BLOCKS, active_features, block_of
+from snake.board import Snake, parse_request
+from snake.gamelog.reader import training_games
+from snake.gamelog.store import connect_readonly
+from snake.rules import MOVES, next_square, outcome_at_end
+
+from .shards import BLOCK_NAMES, SPLITS, PositionBuilder, save_shard
+
+TARGET = {"win": 1.0, "draw": 0.5, "loss": 0.0}
+
+
+def split_of(game_id: str, holdout: float) -> str:
+    u = int.from_bytes(hashlib.sha256(game_id.encode()).digest()[:8], "big") / 2**64
+    return "train" if u < 1 - 2 * holdout else "val" if u < 1 - holdout else "test"
+
+
+def game_positions(replay) -> list[tuple]:
+    """(features, move index, target, block, turn) of every position of one game."""
+    states = [parse_request(body).state for body in replay.turns]
+    final = states[-1]
+    block = block_of(final.game.ruleset.name, final.board.width)
+    if block is None or final.board.width != final.board.height:
+        return []                          # no features for this ruleset or size
+    last_seen: dict[str, int] = {}
+    snakes: dict[str, Snake] = {}
+    for state in states:
+        for s in state.board.snakes:
+            last_seen[s.id] = state.turn
+            snakes[s.id] = s
+    targets = {}
+    for sid, snake in snakes.items():
+        alive = final.board.snake(sid)
+        result = outcome_at_end(final, alive if alive is not None else snake,
+                                last_seen[sid] if alive is None else None)
+        if result in TARGET:
+            targets[sid] = TARGET[result]
+    out = []
+    for state, following in zip(states, states[1:]):
+        if following.turn != state.turn + 1:
+            continue                       # a turn missing from the log: moves unknown
+        for snake in state.board.snakes:
+            nxt = following.board.snake(snake.id)
+            if nxt is None or snake.id not in targets:
+                continue
+            move = next((m for m in MOVES if next_square(state, snake.head, m) == nxt.head), None)
+            if move is None:
+                continue
+            features = active_features(state, snake)
+            if features is None:
+                return []
+            out.append((features, MOVES.index(move), targets[snake.id], block, state.turn))
+    return out
+
+
+def write_from_game_log(db: str | Path, out: str | Path, holdout: float = 0.05,
+                        chunk: int = 200, quiet: bool = False) -> dict:
+    """Write the positions of every finished game in ``db`` to ``out`` (shards and
+    ``meta.json``); returns the meta."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    conn = connect_readonly(db)
+    counts = {s: {"games": [0] * N_BLOCKS, "positions": [0] * N_BLOCKS} for s in SPLITS}
+    builders = {s: PositionBuilder() for s in SPLITS}
+    skipped = games = positions = shard = 0
+    number = 0
+
+    def flush() -> None:
+        nonlocal shard
+        for split, builder in builders.items():
+            if len(builder):
+                save_shard(out / f"{split}-log{shard:05d}.npz", builder.build())
+                builders[split] = PositionBuilder()
+        shard += 1
+
+    for game, replay in training_games(conn):
+        number += 1
+        rows = game_positions(replay)
+        if not rows:
+            skipped += 1
+            continue
+        split = split_of(game.game_id, holdout)
+        for features, move, target, block, turn in rows:
+            builders[split].add(features, move, target, block, number, turn)
+        block = rows[0][3]
+        counts[split]["games"][block] += 1
+        counts[split]["positions"][block] += len(rows)
+        games += 1
+        positions += len(rows)
+        if games % chunk == 0:
+            flush()
+        if not quiet and games % 50 == 0:
+            print(f"\r{games} games, {positions} positions", end="", file=sys.stderr)
+    flush()
+    if not quiet:
+        print(file=sys.stderr)
+    meta = {
+        "source": "game log", "game_log": str(db), "games": games, "positions": positions,
+        "games_skipped": skipped, "holdout": holdout,
+        "split_fractions": {"train": 1 - 2 * holdout, "val": holdout, "test": holdout},
+        "seconds": round(time.monotonic() - t0, 1), "workers": 1,
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "blocks": list(BLOCK_NAMES), "counts": counts,
+        "capped_games": [0] * N_BLOCKS, "turns_played": [0] * N_BLOCKS,
+    }
+    (out / "meta.json").write_text(json.dumps(meta, indent=1))
+    return meta

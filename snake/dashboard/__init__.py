@@ -1,0 +1,83 @@
+"""The service's dashboard: its games, read from the game log, as web pages.
+
+:func:`games_view` and :func:`game_view` answer ``GET /games`` and ``GET /games/<id>``
+as (status, content type, body), without Flask; the service's routes only check access
+(:mod:`.access`) and send what these return. Pages are in :mod:`.pages`, charts in
+:mod:`.charts`.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..arena.replay import dumps_replay
+from ..gamelog.reader import (Summary, count_games, find_game, game_turns, recent_games,
+                              replay_of, summary)
+from ..gamelog.store import connect_readonly
+from .pages import game_page, games_page
+
+PER_PAGE = 50
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    status: int
+    content_type: str
+    body: str
+
+
+HTML = "text/html; charset=utf-8"
+NOTHING = Summary(games=0, results={}, by_day=[], latency_ms=[], depths=[], answered_by={})
+
+
+def _message(status: int, text: str) -> View:
+    return View(status, HTML, f"<!DOCTYPE html><html><body><p>{text}</p>"
+                              '<p><a href="/games">all games</a></p></body></html>')
+
+
+def _open(path: Path | None) -> sqlite3.Connection | None:
+    if path is None or not Path(path).exists():
+        return None
+    return connect_readonly(path)
+
+
+def games_view(path: Path | None, page: str | None, about: dict[str, str]) -> View:
+    try:
+        number = max(1, int(page or 1))
+    except ValueError:
+        return _message(400, "page: expected a number")
+    if path is None:
+        return _message(404, "The game log is off (NUPPEPPOU_GAME_LOG=off): no games are recorded.")
+    conn = _open(path)
+    if conn is None:
+        return View(200, HTML, games_page(NOTHING, [], page=1, pages=1, about=about))
+    try:
+        total = count_games(conn)
+        pages = max(1, math.ceil(total / PER_PAGE))
+        number = min(number, pages)
+        games = recent_games(conn, PER_PAGE, (number - 1) * PER_PAGE)
+        return View(200, HTML, games_page(summary(conn), games, page=number, pages=pages,
+                                          about=about))
+    finally:
+        conn.close()
+
+
+def game_view(path: Path | None, game_id: str, you_id: str | None, fmt: str | None) -> View:
+    conn = _open(path)
+    if conn is None:
+        return _message(404, "No such game.")
+    try:
+        game = find_game(conn, game_id, you_id or None)
+        if game is None:
+            return _message(404, "No such game.")
+        replay = replay_of(conn, game)
+        if fmt == "jsonl":
+            if replay is None:
+                return _message(404, "No turn of this game was recorded.")
+            return View(200, "application/x-ndjson; charset=utf-8", dumps_replay(replay))
+        return View(200, HTML, game_page(game, game_turns(conn, game), replay))
+    finally:
+        conn.close()

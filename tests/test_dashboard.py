@@ -1,0 +1,223 @@
+"""The dashboard (/games), /health and /metrics: what they show, who may see them, bad
+input, and the pages in a real browser (headless Chromium)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+from werkzeug.serving import make_server
+
+from app import create_app
+from snake.gamelog import GameLog, connect_readonly
+from tests.test_gamelog import game_bodies, play_through
+
+REMOTE = {"REMOTE_ADDR": "203.0.113.7"}
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    """A game log with three games (2, 3 and 4 snakes) played by the default search with a
+    small budget, and one whose opponent has a hostile name."""
+    db = tmp_path_factory.mktemp("dash") / "games.db"
+    log = GameLog(db)
+    from snake.search.strategy import SearchStrategy
+    app = create_app(network=None, strategy=SearchStrategy(think_ms=20, engine="compiled",
+                                                           max_concurrent=None), game_log=log)
+    client = app.test_client()
+    for seed in range(3):
+        bodies, end = game_bodies(seed=20 + seed, snakes=2 + seed, side=11)
+        play_through(client, bodies, end)
+    bodies, end = game_bodies(seed=30, snakes=2, game_id="hostile")
+    for body in bodies + [end]:
+        for s in body["board"]["snakes"] + [body["you"]]:
+            if s["id"] == "s1":
+                s["name"] = "<script>alert('x')</script>"
+    play_through(client, bodies, end)
+    assert log.flush()
+    return db, log
+
+
+@pytest.fixture
+def client(played, monkeypatch):
+    monkeypatch.delenv("NUPPEPPOU_DASHBOARD_TOKEN", raising=False)
+    db, log = played
+    app = create_app(network=None, strategy="floodfill", game_log=log)
+    return app.test_client()
+
+
+def test_the_overview_lists_the_games(client):
+    page = client.get("/games")
+    assert page.status_code == 200 and page.content_type.startswith("text/html")
+    text = page.get_data(as_text=True)
+    assert text.count('<tr><td><a href="/games/') == 4
+    for game in ("game-20", "game-21", "game-22", "hostile"):
+        assert f"/games/{game}?you=s0" in text
+    assert "win rate" in text and "answer time of recent moves" in text
+    assert "search depth of recent moves" in text and "<svg" in text
+
+
+def test_a_game_page_has_the_replay_and_the_reasons(client, played):
+    page = client.get("/games/game-21?you=s0")
+    assert page.status_code == 200
+    text = page.get_data(as_text=True)
+    assert '<svg id="board"' in text and 'id="why"' in text and 'id="turns"' in text
+    why = json.loads(re.search(r'<script id="why-data" type="application/json">(.*?)</script>',
+                               text, re.S).group(1))
+    assert why["0"]["by"] in ("search", "seed") and why["0"]["move"] in ("up", "down", "left", "right")
+    searched = [w for w in why.values() if w["by"] == "search"]
+    assert searched and all(w["reasons"]["search"]["depth"] == w["depth"] for w in searched)
+    record = client.get("/games/game-21?you=s0&format=jsonl")
+    assert record.status_code == 200
+    lines = record.get_data(as_text=True).splitlines()
+    assert json.loads(lines[0])["id"] == "game-21" and set(json.loads(lines[-1])) == {
+        "winnerId", "winnerName", "isDraw"}
+
+
+def test_names_from_requests_are_never_markup(client):
+    for url in ("/games", "/games/hostile"):
+        text = client.get(url).get_data(as_text=True)
+        assert "<script>alert(" not in text
+    assert "&lt;script&gt;alert(" in client.get("/games").get_data(as_text=True)
+
+
+@pytest.mark.parametrize("url", [
+    "/games/x' OR '1'='1", "/games/game-20' --", "/games/'; DROP TABLE games; --",
+    "/games/game-20?you=s0' OR '1'='1", "/games/%25", "/games/game-20?you=%00"])
+def test_injections_find_nothing_and_change_nothing(client, played, url):
+    db, _ = played
+    before = connect_readonly(db).execute("SELECT count(*) FROM games").fetchone()[0]
+    assert client.get(url).status_code == 404
+    assert connect_readonly(db).execute("SELECT count(*) FROM games").fetchone()[0] == before == 4
+
+
+@pytest.mark.parametrize("page,status", [("2", 200), ("0", 200), ("-3", 200),
+                                         ("1; DROP TABLE games", 400), ("x", 400)])
+def test_page_numbers(client, page, status):
+    assert client.get(f"/games?page={page}").status_code == status
+
+
+@pytest.mark.parametrize("url", ["/games", "/games/game-20", "/metrics"])
+def test_from_another_machine_without_a_token_it_does_not_exist(client, url):
+    assert client.get(url, environ_base=REMOTE).status_code == 404
+    # a proxy on this machine forwards others' requests: they are not local
+    assert client.get(url, headers={"X-Forwarded-For": "203.0.113.7"}).status_code == 404
+    assert client.get(url).status_code == 200
+
+
+@pytest.mark.parametrize("url", ["/games", "/games/game-20", "/metrics"])
+def test_from_another_machine_the_token_opens_it(client, monkeypatch, url):
+    monkeypatch.setenv("NUPPEPPOU_DASHBOARD_TOKEN", "s3cret-token")
+    assert client.get(url, environ_base=REMOTE).status_code == 401
+    wrong = {"Authorization": "Bearer nope"}
+    assert client.get(url, environ_base=REMOTE, headers=wrong).status_code == 401
+    assert client.get(url, environ_base=REMOTE, query_string={"token": "nope"}).status_code == 401
+    right = {"Authorization": "Bearer s3cret-token"}
+    assert client.get(url, environ_base=REMOTE, headers=right).status_code == 200
+    # a browser: ?token= once sets a cookie and sends it back to the address without it
+    first = client.get(url, environ_base=REMOTE, query_string={"token": "s3cret-token"})
+    assert first.status_code == 303 and "token" not in first.headers["Location"]
+    cookie = first.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert client.get(url, environ_base=REMOTE).status_code == 200      # the cookie
+
+
+def test_health_is_public_and_says_how_the_service_is(client):
+    for environ in ({}, REMOTE):
+        health = client.get("/health", environ_base=environ)
+        assert health.status_code == 200
+    body = health.get_json()
+    assert body["status"] == "ok" and body["strategy"] == "floodfill"
+    assert body["network"] is False and body["sessions"] == 0
+    assert set(body["game_log"]) == {"path", "queue", "dropped", "written"}
+
+
+def test_metrics_count_moves_answers_and_depth(played):
+    db, log = played
+    app = create_app(network=None, strategy="search", game_log=None)
+    client = app.test_client()
+
+    def value(text, name):
+        match = re.search(rf"^{re.escape(name)} (\S+)$", text, re.M)
+        return float(match.group(1)) if match else 0.0
+
+    before = client.get("/metrics").get_data(as_text=True)
+    bodies, end = game_bodies(seed=40, snakes=2, side=7)
+    play_through(client, bodies[:5], end)
+    after = client.get("/metrics").get_data(as_text=True)
+    assert value(after, "nuppeppou_move_seconds_count") - value(before, "nuppeppou_move_seconds_count") == 5
+    answered = sum(value(after, f'nuppeppou_answers_total{{by="{k}"}}')
+                   - value(before, f'nuppeppou_answers_total{{by="{k}"}}')
+                   for k in ("search", "seed", "no safe move"))
+    assert answered == 5
+    assert value(after, "nuppeppou_search_depth_count") > value(before, "nuppeppou_search_depth_count")
+    assert 'nuppeppou_requests_total{route="/move",status="200"}' in after
+    assert "nuppeppou_game_log_dropped_total" in after and "nuppeppou_sessions" in after
+
+
+def test_with_the_game_log_off_the_dashboard_says_so(monkeypatch):
+    app = create_app(network=None, strategy="floodfill", game_log=None)
+    page = app.test_client().get("/games")
+    assert page.status_code == 404 and "game log is off" in page.get_data(as_text=True)
+
+
+# ---------------------------------------------------------------------------------------
+# In a real browser
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if found is None:
+        if os.environ.get("NUPPEPPOU_SKIP_BROWSER_TESTS") == "1":
+            pytest.skip("no Chromium and NUPPEPPOU_SKIP_BROWSER_TESTS=1")
+        pytest.fail("headless Chromium is needed (Debian: apt-get install chromium; .ci/run "
+                    "installs it); NUPPEPPOU_SKIP_BROWSER_TESTS=1 skips this test")
+    return found
+
+
+def _browse(chromium: str, url: str, tmp: Path, screenshot: Path | None = None) -> str:
+    args = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+            "--no-first-run", "--disable-extensions", "--window-size=1300,1500",
+            f"--user-data-dir={tmp / 'profile'}", "--virtual-time-budget=3000"]
+    if screenshot is not None:
+        out = subprocess.run(args + [f"--screenshot={screenshot}", url], capture_output=True,
+                             timeout=120, text=True)
+        assert screenshot.exists() and screenshot.stat().st_size > 10_000, out.stderr[-2000:]
+    out = subprocess.run(args + ["--dump-dom", url], capture_output=True, timeout=120, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
+
+
+def test_the_pages_in_a_real_browser(client, played, tmp_path):
+    chromium = _chromium()
+    db, log = played
+    app = create_app(network=None, strategy="floodfill", game_log=log)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    port = server.server_port
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    shots = Path(os.environ.get("NUPPEPPOU_SCREENSHOTS", tmp_path))
+    shots.mkdir(parents=True, exist_ok=True)
+    try:
+        overview = _browse(chromium, f"http://127.0.0.1:{port}/games", tmp_path,
+                           shots / "dashboard-games.png")
+        assert overview.count('<tr><td><a href="/games/') == 4
+        assert overview.count('class="chart"') >= 3
+        game = _browse(chromium, f"http://127.0.0.1:{port}/games/game-21?you=s0&turn=5", tmp_path,
+                       shots / "dashboard-game.png")
+        # drawn by the page's scripts: the board, the snakes' panel, the reasons of turn 5
+        board = re.search(r'<svg id="board".*?</svg>', game, re.S).group(0)
+        assert board.count("<rect") > 121          # 11x11 squares, then snakes
+        assert 'class="snake' in game
+        why = re.search(r'<div id="why">(.*?)</div>', game, re.S).group(1)
+        assert "<dt>turn</dt><dd>5</dd>" in why and "<dt>answered by</dt>" in why
+        assert 'class="turn shown" data-turn="5"' in game
+    finally:
+        server.shutdown()
+        thread.join(10)
