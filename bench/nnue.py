@@ -9,6 +9,13 @@ on a copy, against ``active_features`` + refresh); the per-state time of scoring
 states (``update_to`` on copies of the parent) in one batch versus one at a time; the weight file's size
 and load time; and the quantisation error (float vs int8 first layer) on the same states.
 
+The compiled path (:mod:`nnue.feature_transformer`, :mod:`nnue.layers`), as the search
+runs it: a run of steps of the compiled core with their change reports, applied to the
+accumulator and each followed by the forward pass, in one compiled loop (forward through the
+run and back, so it ends where it began); beside it, in the same run, today's numpy path for
+the same changes (the rows gathered and summed by numpy, then ``Network.forward``'s BLAS
+products). The last line reads ``nnue: compiled update+forward X us, numpy path Y us, ...``.
+
 Positions come from the rules engine: snakes are laid out as random self-avoiding bodies of
 the wanted length, then a few turns are played with random safe moves; each measured turn is
 the step from one state to the next, seen from the first snake.
@@ -32,7 +39,11 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from numba import njit  # noqa: E402
+
 from nnue.accumulator import Accumulator  # noqa: E402
+from nnue.feature_transformer import CoreAccumulator, apply_changes  # noqa: E402
+from nnue.layers import forward_one  # noqa: E402
 from nnue.features import active_features, feature_change, feature_parts  # noqa: E402
 from nnue.network import DEFAULT_WEIGHTS, Network  # noqa: E402
 from snake.board import Board, Game, GameState, Ruleset, Snake
@@ -94,6 +105,88 @@ def mid_game(side: int, n_snakes: int, length: int, rng: random.Random,
             states.append(state)
         if len(states) >= 8:
             return states
+
+
+# --- the compiled path ------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def _walk(g, s_after, changes, n_changes, you, offset, w1, counts, acc, scale, w2, b2, w3, b3,
+          hidden, out, repeats):
+    """``repeats`` times: every step's report applied and scored, then every step undone
+    (its report with the signs turned) and scored; 2 * steps * repeats updates+forwards."""
+    steps = changes.shape[0]
+    undo = changes.copy()
+    for k in range(steps):
+        for r in range(n_changes[k]):
+            undo[k, r, 0] = -changes[k, r, 0]
+    for _ in range(repeats):
+        for k in range(steps):
+            apply_changes(g, s_after[k], you, offset, w1, changes[k], n_changes[k], counts, acc)
+            forward_one(acc, scale, w2, b2, w3, b3, hidden, out)
+        for k in range(steps - 1, -1, -1):
+            apply_changes(g, s_after[k], you, offset, w1, undo[k], n_changes[k], counts, acc)
+            forward_one(acc, scale, w2, b2, w3, b3, hidden, out)
+
+
+def compiled_path(net: Network, side: int, n_snakes: int, length: int, rng: random.Random,
+                  budget: float, ruleset: str = "standard", border: int = 0) -> dict:
+    """Microseconds per update+forward: compiled (from the core's change reports) and
+    numpy (the same feature changes gathered and summed by numpy, BLAS forward)."""
+    from snake import core
+
+    start = mid_game(side, n_snakes, length, rng, ruleset, border)[-1]
+    packed = core.encode(start)
+    acc = CoreAccumulator.of(net, packed, 0)
+    reports, afters, feature_sets = [], [], [acc.active()]
+    state = start
+    for _ in range(40):
+        packed, changes = core.apply_rules(packed, safe_moves(state, rng), report=True)
+        state = core.decode(packed)
+        if not state.board.snakes[0].alive or len(state.board.living_snakes) < 2:
+            break
+        reports.append(changes)
+        afters.append(packed.s.copy())
+        acc.apply(packed, changes)
+        feature_sets.append(acc.active())
+    steps = len(reports)
+    width = max(len(r) for r in reports)
+    changes = np.zeros((steps, width, 4), np.int32)
+    n_changes = np.zeros(steps, np.int64)
+    for k, r in enumerate(reports):
+        changes[k, :len(r)] = r
+        n_changes[k] = len(r)
+    s_after = np.stack(afters)
+    acc = CoreAccumulator.of(net, core.encode(start), 0)
+    hidden = np.zeros(net.w2.shape[1], np.float32)
+    out = np.zeros(4, np.float32)
+
+    def compiled(repeats=1):
+        _walk(packed.g, s_after, changes, n_changes, 0, acc.offset, net.w1, acc.counts, acc.acc,
+              net.w1_scale, net.w2, net.b2, net.w3, net.b3, hidden, out, repeats)
+
+    compiled(1)
+    # The numpy path: the same changes as feature indices switched on and off.
+    diffs = []
+    for a, b in zip(feature_sets, feature_sets[1:]):
+        on, off = np.setdiff1d(b, a), np.setdiff1d(a, b)
+        diffs.append((on.astype(np.intp), off.astype(np.intp)))
+    signed = np.concatenate((net.w1, -net.w1))
+    total = net.b1 + net.w1[feature_sets[0]].sum(0, dtype=np.int32)
+
+    def numpy_path():
+        nonlocal total
+        for on, off in diffs:
+            rows = signed.take(np.concatenate((on, off + net.n_features)), 0)
+            total = total + np.add.reduce(rows, 0, np.int16)
+            net.forward(net.pre_activation(total))
+        for on, off in reversed(diffs):
+            rows = signed.take(np.concatenate((off, on + net.n_features)), 0)
+            total = total + np.add.reduce(rows, 0, np.int16)
+            net.forward(net.pre_activation(total))
+
+    return interleaved({"compiled update+forward": (lambda: compiled(20), 40 * steps),
+                        "numpy update+forward": (numpy_path, 2 * steps)}, budget)
 
 
 # --- timing ---------------------------------------------------------------------------
@@ -367,8 +460,11 @@ def main() -> None:
         print(f"\n{label} ({len(r['pairs'])} turns, {r['n_siblings']} siblings):")
         print(f"  columns touched: refresh {r['refresh_cols']:.1f}, incremental "
               f"{r['inc_cols']:.1f} (refresh fallback on {r['refreshed']} turns)")
+        t.update(compiled_path(net, side, n, length, rng, budget, ruleset, border))
         for name, us in t.items():
             print(f"  {name:40s} {us:8.1f} us")
+        print(f"  compiled / numpy update+forward: "
+              f"{t['compiled update+forward'] / t['numpy update+forward']:.2f}")
         print(f"  incremental / refresh time: {t['update'] / t['refresh']:.2f} "
               f"({t['update, cold cache'] / t['refresh, cold cache']:.2f} "
               f"with cold caches); per turn, state in: "
@@ -385,7 +481,9 @@ def main() -> None:
     t = results["11x11, 4 snakes"]["times"]
     # The server's turn, state in and scores out: update_to (features included) +
     # forward, against active_features + refresh + forward.
-    print(f"nnue: update+forward {t['turn: update_to + forward']:.0f} us, refresh+forward "
+    print(f"nnue: compiled update+forward {t['compiled update+forward']:.1f} us, numpy path "
+          f"{t['numpy update+forward']:.1f} us; session turn (update_to + forward) "
+          f"{t['turn: update_to + forward']:.0f} us, refresh+forward "
           f"{t['turn: features + refresh + forward']:.0f} us on 11x11 with 4 snakes")
 
 

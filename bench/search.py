@@ -154,7 +154,6 @@ def main(argv: list[str] | None = None) -> None:
     if args.network:
         from nnue.network import Network
         network = Network.random(1, quantise=True)
-        network.signed_w1()   # built once, as when a weight file is loaded
 
     def no_accumulator(request):
         return None

@@ -16,10 +16,10 @@ and its row in the sum, while its count is positive). The sorted active array
 **One way in:** :meth:`Accumulator.apply` takes what changed, a
 :class:`nnue.features.FeatureChange` (the occurrences that appeared and vanished, as
 Stockfish's ``DirtyPiece``): the counts turn it into the features switched on and off,
-whose rows are fetched in one fancy-index gather from ``[W1; -W1]``
-(:meth:`Network.signed_w1`: a vanished feature's row comes negated) and summed. When that
-is not smaller than the new set, a full refresh is done instead (no dearer, and it resets
-any float drift). :meth:`Accumulator.update_to` is the convenient form from a state: it
+whose rows of ``W1`` are added to and subtracted from the sum by a compiled kernel
+(:func:`nnue.feature_transformer.add_rows`). When that is not smaller than the new set, a full refresh
+is done instead (no dearer, and it resets any float drift). Scores come from the compiled
+forward pass (:meth:`Network.score`). :meth:`Accumulator.update_to` is the convenient form from a state: it
 encodes the state by parts, diffs them with the parts held
 (:func:`nnue.features.feature_change`: an unchanged part is one list comparison, a snake
 that moved only its head, neck and tail pieces) and applies that change, or refreshes when
@@ -39,8 +39,9 @@ import numpy as np
 
 from snake.board import GameState, Snake
 
+from . import feature_transformer as transformer
 from .features import FeatureChange, feature_change, feature_parts
-from .network import INT16_ROWS, Network
+from .network import Network
 
 
 class Accumulator:
@@ -110,11 +111,12 @@ class Accumulator:
                  active: np.ndarray | None = None) -> None:
         """Sum the rows of every feature in ``counts`` (``active``: the same, sorted, if
         at hand)."""
+        net = self.network
         if active is None:
-            self.acc = self.network.accumulate(np.fromiter(counts, np.intp, len(counts)))
+            transformer.sum_rows(net.b1, net.w1, np.fromiter(counts, np.intp, len(counts)), self.acc)
             self._active = None
         else:
-            self.acc = self.network.accumulate(active)
+            transformer.sum_rows(net.b1, net.w1, active, self.acc)
             self._active = active.astype(np.int32)   # a copy: the caller keeps its array
         self._counts = counts
         self._parts = parts
@@ -161,15 +163,8 @@ class Accumulator:
             self._rebuild(counts, change.parts)
             return
         if n:
-            net = self.network
-            f = net.n_features
-            # take() on an intp array is several times cheaper than fancy indexing.
-            idx = np.array([*appeared, *[v + f for v in vanished]], dtype=np.intp)
-            rows = net.signed_w1().take(idx, 0)
-            if n <= INT16_ROWS:
-                self.acc += np.add.reduce(rows, 0, net.sum_dtype)
-            else:
-                self.acc += net.sum_rows(rows)
+            transformer.add_rows(self.acc, self.network.w1, np.array(appeared, dtype=np.intp),
+                             np.array(vanished, dtype=np.intp))
             self._active = None
         self._parts = change.parts
         self.updates += 1
@@ -208,8 +203,11 @@ class Accumulator:
         return self.network.pre_activation(self.acc)
 
     def scores(self) -> np.ndarray:
-        """The four move scores ``[up, down, left, right]`` in [0, 1] for the current set."""
-        return self.network.forward(self.pre_activation())
+        """The four move scores ``[up, down, left, right]`` in [0, 1] for the current set
+        (the compiled forward pass, :meth:`Network.score`)."""
+        if self._counts is None:
+            raise RuntimeError("accumulator is empty: refresh it or update_to a state first")
+        return self.network.score(self.acc)
 
     def copy(self) -> Accumulator:
         """An independent accumulator in the same state (for search: update the copy

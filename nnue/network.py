@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,7 @@ import numpy as np
 
 from snake.rules import MOVES
 
+from . import feature_transformer, layers
 from .features import N_FEATURES
 
 FORMAT = "nuppeppou-nnue"
@@ -125,7 +127,7 @@ class Network:
         self.w3 = w3
         self.b3 = b3
         self.manifest: dict[str, Any] = dict(manifest or {})
-        self._signed: np.ndarray | None = None
+        self._scratch = threading.local()
         #: number of input features (rows of W1)
         self.n_features = int(w1.shape[0])
         #: dtype the accumulator sums in: exact int32 for a quantised net
@@ -179,21 +181,6 @@ class Network:
     # --- shape -------------------------------------------------------------------------
 
 
-    def signed_w1(self) -> np.ndarray:
-        """``[W1; -W1]`` (``[2F, H1]``): row ``f`` adds feature ``f``, row ``F + f``
-        subtracts it, so an incremental update is one gather and one sum. Built on first
-        use (a quantised net builds it when loaded) and cached, and :attr:`w1` becomes a
-        view of its first half, so the net holds ``2 F H1`` weights in memory (65 MB int8
-        at full size) instead of ``F H1``. Building it twice from two threads is harmless:
-        both tables are equal."""
-        table = self._signed
-        if table is None:
-            table = np.concatenate((self.w1, -self.w1))
-            self._signed = table
-            # W1 is now the first half of the table: drop the separate copy.
-            self.w1 = table[:self.n_features]
-        return table
-
     @property
     def hidden(self) -> tuple[int, int]:
         return (self.w1.shape[1], self.w2.shape[1])
@@ -244,6 +231,18 @@ class Network:
     def evaluate(self, active: np.ndarray) -> np.ndarray:
         """Scores of one feature set by a full refresh and forward pass (the reference)."""
         return self.forward(self.pre_activation(self.accumulate(active)))
+
+    def score(self, acc: np.ndarray) -> np.ndarray:
+        """The four scores of one accumulator value, by the compiled kernel
+        (:func:`nnue.layers.forward_one`): what ``forward(pre_activation(acc))`` gives, to
+        float32 rounding, several times faster for one position."""
+        scratch = self._scratch.__dict__
+        hidden = scratch.get("hidden")
+        if hidden is None:
+            hidden = scratch["hidden"] = np.empty(self.w2.shape[1], np.float32)
+        out = np.empty(N_OUTPUTS, np.float32)
+        layers.forward_one(acc, self.w1_scale, self.w2, self.b2, self.w3, self.b3, hidden, out)
+        return out
 
     # --- the weight file ---------------------------------------------------------------
 
@@ -336,7 +335,8 @@ class Network:
                                    f"{header.get('sha256')}, arrays hash to {digest}): corrupt")
         manifest = header.get("manifest") or {}
         net = cls(**{n: np.ascontiguousarray(a) for n, a in arrays.items()}, manifest=manifest)
-        net.signed_w1()  # now, not on the first move of the first game
+        layers.warm_up()  # now, not on the first move of the first game
+        feature_transformer.warm_up()
         return net
 
 
