@@ -143,14 +143,19 @@ class PositionBuilder:
                          np.asarray(self.turns, np.int32))
 
 
-def save_shard(path: str | Path, positions: Positions) -> None:
-    """Write a shard atomically (beside the target, then renamed)."""
+def save_shard(path: str | Path, positions: Positions, **extra: np.ndarray) -> None:
+    """Write a shard atomically (beside the target, then renamed). ``extra`` arrays of one
+    value per position (self-play's ``results`` and ``scores``) are stored beside the
+    fields; readers that do not know them ignore them."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    for name, values in extra.items():
+        if name in _FIELDS or len(values) != len(positions):
+            raise ValueError(f"extra array {name!r}: a new name with one value per position")
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as fh:
         np.savez(fh, **{name: getattr(positions, name) for name in _FIELDS},
-                 block_names=np.array(BLOCK_NAMES))
+                 block_names=np.array(BLOCK_NAMES), **extra)
     tmp.replace(path)
 
 

@@ -1,0 +1,311 @@
+"""Self-play data: games played by the compiled search, kept as training positions.
+
+    python -m nnue.train.selfplay --out data/sp1 --games 2000 [--nodes 20000] [--lambda 0.5]
+        [--workers 2 | --ray auto] [--seed 1] [--opening 6] [--chunk 20]
+
+**Games.** Game ``n`` depends only on ``(seed, n)``. Its kind is drawn from :data:`KINDS`,
+weighted by how Battlesnake is played: 11x11 standard first (duels and four-snake games),
+then royale, wrapped, constrictor, the other board sizes, squad and solo. Every snake is the
+default search (:mod:`snake.core.search`: paranoid alpha-beta, board control) limited to
+``--nodes`` nodes per move, not to a time: the games are reproducible and do not depend on
+the machine's load. Openings are diverse: each game starts with a random number (0 to
+``--opening``) of turns in which every snake plays a random move that is not certain death
+(:func:`snake.strategy.random_move` on the filter's moves). Food spawns as in the rules.
+
+**Positions.** Every turn after the opening, every living snake contributes one position
+from its own view (:func:`nnue.features.active_features`): the move its search played, the
+game's result for it (SPEC section 5: 1 win, 0.5 draw, 0 loss; solo ``min(T/100, 1)``), and
+its search's score mapped to [0, 1] (a proven win 1, a proven loss 0, a board-control value
+``v`` in (-1, 1) as ``(v + 1) / 2``). The target is ``lambda * result + (1 - lambda) * score``
+(nnue-pytorch's lambda); the shards also keep ``results`` and ``scores`` apart, so the data
+can be blended again.
+
+**Output** is datagen's: shards ``<split>-<chunk>.npz`` (:mod:`nnue.train.shards`), a marker
+``chunk-<n>.json`` per finished chunk (a rerun resumes: finished chunks are skipped), and
+``meta.json`` with the counts, the wall time and **positions per hour**. Workers are
+processes on this machine (``--workers``), or, with ``--ray ADDRESS`` (``auto`` for a running
+cluster, ``local`` to start one here), tasks on a Ray cluster: one command uses every
+machine of the cluster. Ray is a training requirement only (requirements-train.txt).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import random
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from nnue.features import N_BLOCKS, active_features, block_of
+from snake import rules, setup
+from snake.board import GameState, MoveRequest
+from snake.progress import Progress
+from snake.strategy import random_move
+
+from .datagen import DEFAULT_HOLDOUT, MOVE_INDEX, game_targets
+from .shards import BLOCK_NAMES, SPLITS, PositionBuilder, save_shard
+
+#: (ruleset, side, snakes, weight): the kinds of game and how often each is played.
+KINDS: tuple[tuple[str, int, int, float], ...] = (
+    ("standard", 11, 2, 30.0), ("standard", 11, 4, 30.0),
+    ("royale", 11, 4, 8.0), ("wrapped", 11, 2, 4.0), ("wrapped", 11, 4, 4.0),
+    ("constrictor", 11, 2, 5.0), ("standard", 7, 2, 5.0), ("standard", 19, 4, 4.0),
+    ("standard", 19, 8, 2.0), ("squad", 11, 4, 4.0), ("solo", 7, 1, 2.0), ("solo", 11, 1, 2.0),
+)
+DEFAULT_NODES = 20_000
+DEFAULT_MAX_TURNS = 1000
+PROVEN = 500.0     # a search score past this is a proven result (snake.core.search.PROVEN)
+
+
+@dataclass(frozen=True)
+class SelfPlayGame:
+    number: int
+    ruleset: str
+    side: int
+    snakes: int
+    split: str
+    seed: str
+    opening: int
+
+    @property
+    def block(self) -> int:
+        return block_of(self.ruleset, self.side)
+
+
+def selfplay_game(seed: int, number: int, opening: int, holdout: float = DEFAULT_HOLDOUT) -> SelfPlayGame:
+    game_seed = f"nuppeppou-selfplay/{seed}/{number}"
+    rng = random.Random(game_seed + "/spec")
+    ruleset, side, snakes, _ = rng.choices(KINDS, weights=[k[3] for k in KINDS])[0]
+    u = rng.random()
+    split = "train" if u < 1 - 2 * holdout else "val" if u < 1 - holdout else "test"
+    return SelfPlayGame(number, ruleset, side, snakes, split, game_seed, rng.randint(0, opening))
+
+
+def score_target(score: float) -> float:
+    """A search score as a probability of winning (see the module docstring)."""
+    if score >= PROVEN:
+        return 1.0
+    if score <= -PROVEN:
+        return 0.0
+    return float(min(max((score + 1.0) / 2.0, 0.0), 1.0))
+
+
+@dataclass
+class PlayedGame:
+    spec: SelfPlayGame
+    features: list
+    moves: list
+    snake_ids: list
+    turns: list
+    scores: list
+    targets: dict
+    length: int = 0
+    capped: bool = False
+
+
+def play_game(spec: SelfPlayGame, nodes: int, max_turns: int = DEFAULT_MAX_TURNS) -> PlayedGame:
+    """Play ``spec`` with the compiled search at ``nodes`` per move for every snake."""
+    from snake.search.strategy import SearchStrategy
+
+    search = SearchStrategy(think_ms=None, max_nodes=nodes, engine="compiled", max_concurrent=None)
+    rng = random.Random(spec.seed)
+    ids = [f"s{i}" for i in range(spec.snakes)]
+    squads = [f"squad{i // 2}" for i in range(spec.snakes)] if spec.ruleset == "squad" else None
+    state: GameState = setup.new_game(spec.ruleset, spec.side, spec.side, ids,
+                                      map="royale" if spec.ruleset == "royale" else "standard",
+                                      rng=rng, game_id=f"selfplay-{spec.number}", squads=squads)
+    played = PlayedGame(spec, [], [], [], [], [], {})
+    moves_made = {sid: 0 for sid in ids}
+    while not rules.is_game_over(state):
+        if state.turn >= max_turns:
+            played.capped = True
+            return played
+        moves: dict[str, str] = {}
+        for snake in state.board.snakes:
+            if snake.eliminated_cause:
+                continue
+            moves_made[snake.id] += 1
+            if state.turn < spec.opening:
+                moves[snake.id] = random_move(state, snake, rng)
+                continue
+            result = search.search(MoveRequest(state, snake))
+            move = result.move or random_move(state, snake, rng)
+            moves[snake.id] = move
+            active = active_features(state, snake)
+            if active is None:
+                continue
+            played.features.append(active)
+            played.moves.append(MOVE_INDEX[move])
+            played.snake_ids.append(snake.id)
+            played.turns.append(state.turn)
+            played.scores.append(score_target(result.score) if result.move else 0.5)
+        state = rules.play_turn(state, moves, rng)
+    played.length = state.turn
+    played.targets = game_targets(state, moves_made)
+    return played
+
+
+def run_chunk(task: tuple) -> dict:
+    """Play games ``[first, first + count)`` and write this chunk's shards (skipped when its
+    marker exists); returns its counts."""
+    out, seed, chunk, first, count, nodes, opening, lam, max_turns, holdout = task
+    out_dir = Path(out)
+    marker = out_dir / f"chunk-{chunk:05d}.json"
+    if marker.is_file():
+        return json.loads(marker.read_text()) | {"skipped": True}
+    t0 = time.monotonic()
+    builders = {s: PositionBuilder() for s in SPLITS}
+    extra = {s: ([], []) for s in SPLITS}       # results, scores
+    counts = {s: {"games": [0] * N_BLOCKS, "positions": [0] * N_BLOCKS} for s in SPLITS}
+    capped = 0
+    for number in range(first, first + count):
+        spec = selfplay_game(seed, number, opening, holdout)
+        game = play_game(spec, nodes, max_turns)
+        if game.capped:
+            capped += 1
+            continue
+        b = builders[spec.split]
+        results, scores = extra[spec.split]
+        for feats, move, sid, turn, score in zip(game.features, game.moves, game.snake_ids,
+                                                 game.turns, game.scores):
+            result = game.targets[sid]
+            b.add(feats, move, lam * result + (1 - lam) * score, spec.block, number, turn)
+            results.append(result)
+            scores.append(score)
+        counts[spec.split]["games"][spec.block] += 1
+        counts[spec.split]["positions"][spec.block] += len(game.moves)
+    for split, b in builders.items():
+        if len(b):
+            path = out_dir / f"{split}-{chunk:05d}.npz"
+            save_shard(path, b.build(), results=np.asarray(extra[split][0], np.float32),
+                       scores=np.asarray(extra[split][1], np.float32))
+    result = {"chunk": chunk, "first": first, "count": count, "blocks": list(BLOCK_NAMES),
+              "counts": counts, "capped": capped, "seconds": time.monotonic() - t0}
+    tmp = marker.with_name(marker.name + ".tmp")
+    tmp.write_text(json.dumps(result))
+    tmp.replace(marker)
+    return result
+
+
+def _ray_results(address: str, tasks: list[tuple]):
+    import ray
+
+    if address == "local":
+        ray.init(include_dashboard=False, log_to_driver=False, num_cpus=1)
+    else:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = ray.remote(run_chunk)
+        pending = [remote.remote(t) for t in tasks]
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield ray.get(done[0])
+    finally:
+        ray.shutdown()
+
+
+def generate(args: argparse.Namespace, argv: list[str] | None = None) -> dict:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    meta_path = out / "meta.json"
+    settings = {"seed": args.seed, "chunk": args.chunk, "nodes": args.nodes,
+                "opening": args.opening, "lambda": args.lam, "max_turns": args.max_turns,
+                "holdout": args.holdout}
+    if meta_path.is_file():
+        old = json.loads(meta_path.read_text())
+        if {k: old.get(k) for k in settings} != settings:
+            raise SystemExit(f"{out} holds self-play made with other settings "
+                             f"({ {k: old.get(k) for k in settings} }); use another --out")
+    tasks = [(str(out), args.seed, c, first, min(args.chunk, args.games - first), args.nodes,
+              args.opening, args.lam, args.max_turns, args.holdout)
+             for c, first in enumerate(range(0, args.games, args.chunk))]
+    meta_path.write_text(json.dumps(settings | {"games_requested": args.games}, indent=1))
+    done_before = sum(t[4] for t in tasks if (out / f"chunk-{t[2]:05d}.json").is_file())
+    bar = Progress(args.games, "selfplay", unit="game", start=done_before, enabled=not args.quiet)
+    totals = {s: {"games": [0] * N_BLOCKS, "positions": [0] * N_BLOCKS} for s in SPLITS}
+    capped = 0
+    worker_seconds = 0.0
+    new_positions = 0
+    t0 = time.monotonic()
+    if args.ray:
+        results = _ray_results(args.ray, tasks)
+    elif args.workers == 1:
+        results = map(run_chunk, tasks)
+    else:
+        pool = multiprocessing.get_context("spawn").Pool(args.workers)
+        results = pool.imap_unordered(run_chunk, tasks)
+    try:
+        for result in results:
+            for split in SPLITS:
+                for key in ("games", "positions"):
+                    for i, v in enumerate(result["counts"][split][key]):
+                        totals[split][key][i] += v
+            capped += result["capped"]
+            if not result.get("skipped"):
+                worker_seconds += result["seconds"]
+                new_positions += sum(sum(result["counts"][s]["positions"]) for s in SPLITS)
+            positions = sum(sum(totals[s]["positions"]) for s in SPLITS)
+            bar.update(0 if result.get("skipped") else result["count"], positions=positions)
+    finally:
+        if not args.ray and args.workers != 1:
+            pool.close()
+            pool.join()
+    bar.close()
+    seconds = time.monotonic() - t0
+    games = sum(sum(totals[s]["games"]) for s in SPLITS)
+    positions = sum(sum(totals[s]["positions"]) for s in SPLITS)
+    meta = settings | {
+        "source": "self-play", "games_requested": args.games, "games": games,
+        "positions": positions, "capped_games": capped, "seconds": round(seconds, 1),
+        "worker_seconds": round(worker_seconds, 1),
+        "positions_per_hour": round(new_positions / seconds * 3600) if seconds and new_positions else None,
+        "workers": args.workers if not args.ray else f"ray {args.ray}",
+        "command": " ".join(["python -m nnue.train.selfplay", *(argv if argv is not None else sys.argv[1:])]),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "split_fractions": {"train": 1 - 2 * args.holdout, "val": args.holdout, "test": args.holdout},
+        "blocks": list(BLOCK_NAMES), "counts": totals,
+        "turns_played": [0] * N_BLOCKS,
+    }
+    meta_path.write_text(json.dumps(meta, indent=1))
+    return meta
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m nnue.train.selfplay",
+                                 description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True, help="data directory (created; a rerun resumes)")
+    ap.add_argument("--games", type=int, required=True)
+    ap.add_argument("--nodes", type=int, default=DEFAULT_NODES, help="search nodes per move")
+    ap.add_argument("--lambda", dest="lam", type=float, default=0.5,
+                    help="target = lambda * result + (1 - lambda) * search score (0.5)")
+    ap.add_argument("--opening", type=int, default=6, help="at most this many random first turns")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=2, help="processes on this machine")
+    ap.add_argument("--ray", metavar="ADDRESS", help="run on a Ray cluster (auto, local, host:port)")
+    ap.add_argument("--chunk", type=int, default=20, help="games per chunk (resume unit)")
+    ap.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS)
+    ap.add_argument("--holdout", type=float, default=DEFAULT_HOLDOUT)
+    ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = ap.parse_args(argv)
+    if not 0 <= args.lam <= 1:
+        ap.error("--lambda must be in [0, 1]")
+    if min(args.games, args.nodes, args.workers, args.chunk, args.max_turns) < 1:
+        ap.error("--games, --nodes, --workers, --chunk and --max-turns must be positive")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    meta = generate(args, argv)
+    print(f"{meta['games']:,} games, {meta['positions']:,} positions in {meta['seconds']:.0f}s"
+          f" ({meta['capped_games']} stopped at {args.max_turns} turns); "
+          f"{meta['positions_per_hour'] or 0:,} positions/hour on {meta['workers']} worker(s)")
+
+
+if __name__ == "__main__":
+    main()
