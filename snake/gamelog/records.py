@@ -66,6 +66,7 @@ class TurnRecord:
     score: float | None
     nodes: int | None
     think_ms: float | None       # the search's own time
+    engine_latency_ms: float | None   # ``you.latency``: the engine's time for our last answer
     answer_ms: float | None      # from the request's arrival to the answer (None: imported)
     reasons: dict[str, Any]      # the decision as plain data
 
@@ -98,7 +99,15 @@ def turn_record(request: MoveRequest, body: bytes, decision: Decision, answer_ms
         score=search.score if search is not None else None,
         nodes=search.nodes if search is not None else None,
         think_ms=search.elapsed_ms if search is not None else None,
+        engine_latency_ms=_latency(request.you.latency),
         answer_ms=answer_ms, reasons=reasons(decision))
+
+
+def _latency(value: str) -> float | None:
+    try:
+        return float(value) if value else None
+    except ValueError:
+        return None
 
 
 def end_record(request: MoveRequest, body: bytes) -> EndRecord:
