@@ -169,7 +169,8 @@ def main(argv: list[str] | None = None) -> None:
         for engine, algorithm, evaluator in ([("compiled", "alphabeta", "voronoi"),
                                               ("python", "alphabeta", "voronoi"),
                                               ("python", "mcts", "voronoi")]
-                                             + ([("python", "alphabeta", "nnue"),
+                                             + ([("compiled", "alphabeta", "nnue"),
+                                                 ("python", "alphabeta", "nnue"),
                                                  ("python", "mcts", "nnue")] if network else [])):
             strategy = SearchStrategy(network, algorithm=algorithm, evaluator=evaluator,
                                       think_ms=args.ms, engine=engine, max_concurrent=None)

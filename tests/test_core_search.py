@@ -149,3 +149,28 @@ def test_many_searches_in_flight_share_the_cores_fairly():
     assert strategy.budget(request, started=0.0).deadline == full / 4 / 1000
     strategy._in_flight = 1000                   # never below the floor
     assert strategy.budget(request, started=0.0).deadline * 1000 >= 10.0
+
+
+def test_with_the_network_the_compiled_search_finds_the_python_nnue_search_value():
+    """The network's value in the leaves (accumulator kept from the step's change reports
+    along the path): at equal depth the compiled search's root value is the Python search's
+    with the NNUE evaluator (which brings each node's accumulator up to date from the
+    state). Board control half and half is checked against the two values it blends."""
+    from snake.board import MoveRequest
+    from nnue.network import Network
+    network = Network.random(5, hidden=(64, 32), quantise=True)
+    compared = 0
+    for k, state in enumerate(positions(seed=12, count=3000)):
+        living = [s for s in state.board.snakes if s.alive]
+        if k % 50 or len(living) < 2:
+            continue
+        request = MoveRequest(state, living[0])
+        for depth in (1, 2):
+            python = SearchStrategy(network, evaluator="nnue", think_ms=60_000,
+                                    max_depth=depth).search(request)
+            compiled = SearchStrategy(network, evaluator="nnue", think_ms=60_000, max_depth=depth,
+                                      engine="compiled", network_weight=1.0).search(request)
+            assert compiled.evaluator == python.evaluator or "no NNUE" in python.note
+            assert abs(compiled.score - python.score) < 1e-5, (state.game.ruleset.name, depth)
+            compared += 1
+    assert compared >= 60

@@ -30,18 +30,23 @@ The function releases the GIL, so searches in several threads use several cores.
 from __future__ import annotations
 
 import time
+from collections import namedtuple
 from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
 
 from .clock import monotonic
-from .control import control_value, workspace
+from .control import LIMIT, control_value, workspace
 from .occupancy import candidate_moves, cheap_move
-from .state import (ALIVE, G_CAUSE, G_CELLS, G_FOOD, G_HEALTH, G_LENGTH, G_N,
+from .state import (ALIVE, G_CAUSE, G_CELLS, G_FOOD, G_HEALTH, G_LENGTH, G_N, G_WIDTH,
                     G_ON_TURN, G_PIPELINE, G_SIZE, G_SQUAD, S_N_FOOD, S_N_HAZARDS, SOLO, SQUAD,
                     Packed)
-from .step import apply_rules, is_game_over, piece_between, segment
+from .step import OVERFLOW, apply_rules, is_game_over, piece_between, segment
+
+# The network's compiled pieces (nnue imports the core's state and step, never this module).
+from nnue.feature_transformer import apply_changes, refresh as refresh_accumulator  # noqa: E402
+from nnue.layers import forward_one  # noqa: E402
 
 WIN = 1000.0
 #: A draw is exact but valued below most evaluations (see snake.search.state.DRAW).
@@ -142,6 +147,32 @@ def _joint_move(opponent_moves, opponent_counts, k_opponents, index, out):
     return code
 
 
+@njit(**_JIT)
+def _network_value(g, s, you, net, acc, hidden, out, moves):
+    """The network's value of ``s`` for ``you`` from its accumulator ``acc``: ``2 p - 1``
+    with ``p`` the best score among ``you``'s candidate moves (the Python search's
+    :class:`snake.search.evaluate.NnueEvaluator`)."""
+    w1, b1, scale, w2, b2, w3, b3 = net
+    forward_one(acc, scale, w2, b2, w3, b3, hidden, out)
+    count = candidate_moves(g, s, you, moves)
+    best = -1.0
+    for k in range(count):
+        if out[moves[k]] > best:
+            best = out[moves[k]]
+    if count == 0:
+        for m in range(4):
+            best = max(best, out[m])
+    return max(-LIMIT, min(LIMIT, 2.0 * best - 1.0))
+
+
+#: What a search with the network keeps: ``weight`` of the network's value in the leaves'
+#: value (0: board control only; the arrays are then empty and nothing is updated), the
+#: feature block's first index ``offset``, per ply the accumulator of ``you``'s view and its
+#: feature counts (``acc[ply]``, ``counts[ply]``) and the step's change report
+#: (``changes[ply]``), and scratch for the forward pass.
+NetworkStack = namedtuple("NetworkStack", "weight offset acc counts changes hidden out")
+
+
 # Frame fields, per ply: integers (``frame[ply, F_*]``) and values (``bounds[ply, B_*]``).
 (F_DEPTH, F_A, F_MY_COUNT, F_JOINTS, F_FIRST, F_R, F_BEST_MOVE, F_BEST_JOINT, F_SLOT, F_DONE,
  F_HEAD, F_CODE, F_NULL, F_TRIED, F_REPLY_NULL) = range(15)
@@ -155,7 +186,7 @@ ENTER, NEXT_CHILD, CHILD_VALUE, END_MY_MOVE, FINISH, RETURN = range(6)
 @njit(**_JIT)
 def _enter(g, stack, ply, you, opponents, cheap, only_move, moves, scratch, frame, bounds,
            keys_at, salt, table_keys, table_values, table_info, zobrist, zobrist_health,
-           zobrist_food, killers_me, killers_them, history, pv_length, work):
+           zobrist_food, killers_me, killers_them, history, pv_length, work, net, nn):
     """Open ``you``'s node at ``ply`` (depth and bounds already in its frame). Returns its
     value when it needs no children (the horizon, a table hit), else :data:`NOT_TERMINAL`
     after generating and ordering the moves."""
@@ -163,7 +194,11 @@ def _enter(g, stack, ply, you, opponents, cheap, only_move, moves, scratch, fram
     pv_length[ply] = ply
     depth = frame[ply, F_DEPTH]
     if depth == 0:
-        return control_value(g, s, you, work)
+        value = control_value(g, s, you, work)
+        if nn.weight > 0.0:
+            value = (1.0 - nn.weight) * value + nn.weight * _network_value(
+                g, s, you, net, nn.acc[ply], nn.hidden, nn.out, scratch[ply, R_MINE])
+        return value
     n = g[G_N]
     k_opponents = opponents.shape[0]
     alpha, beta = bounds[ply, B_ALPHA], bounds[ply, B_BETA]
@@ -308,7 +343,7 @@ def _next_joint(ply, frame):
 def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, moves, scratch,
           frame, bounds, keys_at, salt, table_keys, table_values, table_info, zobrist,
           zobrist_health, zobrist_food, killers_me, killers_them, history, pv_my, pv_joint,
-          pv_length, line_my, line_joint, line_length, work, no_report, pvs):
+          pv_length, line_my, line_joint, line_length, work, no_report, pvs, net, nn):
     """The value of ``you``'s node at ``root_ply`` (its depth and bounds set in its frame),
     searched with an explicit stack of frames (a loop, not recursion: the compiled code can
     then be cached). ``only_move`` >= 0 restricts the first node to that move of yours (the
@@ -324,7 +359,7 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, m
             value = _enter(g, stack, ply, you, opponents, cheap, only_move if ply == root_ply else -1,
                            moves, scratch, frame, bounds, keys_at, salt, table_keys, table_values,
                            table_info, zobrist, zobrist_health, zobrist_food, killers_me,
-                           killers_them, history, pv_length, work)
+                           killers_them, history, pv_length, work, net, nn)
             mode = RETURN if value != NOT_TERMINAL else NEXT_CHILD
         elif mode == NEXT_CHILD:
             t = _next_joint(ply, frame)
@@ -349,7 +384,20 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, m
                 turn_moves[opponents[j]] = joint[j]
             child = stack[ply + 1]
             child[:] = stack[ply]
-            apply_rules(g, child, turn_moves, -1, no_report)
+            if nn.weight > 0.0:
+                # The child's accumulator: the parent's, moved on by the step's report.
+                changes = nn.changes[ply]
+                n_changes = apply_rules(g, child, turn_moves, -1, changes)
+                nn.counts[ply + 1, :] = nn.counts[ply]
+                nn.acc[ply + 1, :] = nn.acc[ply]
+                if n_changes == OVERFLOW:
+                    refresh_accumulator(g, child, you, nn.offset, net[1], net[0],
+                                        nn.counts[ply + 1], nn.acc[ply + 1])
+                else:
+                    apply_changes(g, child, you, nn.offset, net[0], changes, n_changes,
+                                  nn.counts[ply + 1], nn.acc[ply + 1])
+            else:
+                apply_rules(g, child, turn_moves, -1, no_report)
             frame[ply, F_CODE] = code                      # the joint being searched
             frame[ply, F_REPLY_NULL] = 0
             frame[ply, F_TRIED] += 1
@@ -463,7 +511,7 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, m
 @njit(**_JIT)
 def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
            table_keys, table_values, table_info, zobrist, zobrist_health, zobrist_food,
-           history, work, result, root_scores, iterations, pv_out, pvs):
+           history, work, result, root_scores, iterations, pv_out, pvs, net, nn):
     """Iterative deepening from ``root`` until ``deadline`` (monotonic seconds), ``max_nodes``
     or ``max_depth``. Writes ``result`` (best move, score, depth, nodes, stop reason,
     iterations recorded, principal variation length), ``root_scores`` (per move, of the last
@@ -489,6 +537,8 @@ def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
     no_report = np.zeros((0, 4), dtype=np.int32)
     ctl = np.zeros(4, dtype=np.int64)
     ctl[C_MAX_NODES] = max_nodes
+    if nn.weight > 0.0:
+        refresh_accumulator(g, root, you, nn.offset, net[1], net[0], nn.counts[0], nn.acc[0])
 
     root_moves = np.zeros(4, dtype=np.int64)
     n_root = candidate_moves(g, root, you, root_moves)
@@ -532,7 +582,7 @@ def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
                               scratch, frame, bounds, keys_at, salt, table_keys, table_values,
                               table_info, zobrist, zobrist_health, zobrist_food, killers_me,
                               killers_them, history, pv_my, pv_joint, pv_length, line_my,
-                              line_joint, line_length, work, no_report, pvs)
+                              line_joint, line_length, work, no_report, pvs, net, nn)
                 if ctl[C_ABORT] or not null_window or value <= alpha:
                     break
                 null_window = False
@@ -633,13 +683,49 @@ class CoreResult:
     iterations: list[tuple[int, int, float, int, float]]
     pv: list[tuple[int, tuple[int, ...]]]   # (your move, the searched opponents' moves)
     elapsed_ms: float
+    evaluated_by_network: bool = False
+
+
+_NO_NETWORK = (np.zeros((1, 1), np.int8), np.zeros(1, np.int32), np.ones(1, np.float32),
+               np.zeros((1, 1), np.float32), np.zeros(1, np.float32), np.zeros((1, 4), np.float32),
+               np.zeros(4, np.float32))
+
+
+def network_stack(packed: Packed, you: int, network, weight: float) -> tuple[tuple, NetworkStack]:
+    """The network's arrays and a :class:`NetworkStack` for a search of ``packed`` from
+    ``you``'s view with the network's value at ``weight`` in the leaves; weight 0 (no
+    network, or none for this ruleset and board) gives empty ones."""
+    from nnue.feature_transformer import block_offset
+    from nnue.features import N_PIECES
+    from . import report_rows
+
+    offset = block_offset(packed) if network is not None and weight > 0 else None
+    if offset is None or not network.quantised:
+        empty = NetworkStack(0.0, 0, np.zeros((1, 1), np.int32), np.zeros((1, 1), np.int16),
+                             np.zeros((1, 1, 4), np.int32), np.zeros(1, np.float32),
+                             np.zeros(4, np.float32))
+        return _NO_NETWORK, empty
+    g = packed.g
+    side = int(g[G_WIDTH])
+    hidden = network.hidden
+    net = (network.w1, network.b1, network.w1_scale, network.w2, network.b2, network.w3,
+           network.b3)
+    stack = NetworkStack(float(weight), int(offset),
+                         np.zeros((MAX_PLY + 2, hidden[0]), np.int32),
+                         np.zeros((MAX_PLY + 2, side * side * N_PIECES), np.int16),
+                         np.zeros((MAX_PLY + 1, report_rows(g), 4), np.int32),
+                         np.zeros(hidden[1], np.float32), np.zeros(4, np.float32))
+    return net, stack
 
 
 def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, deadline: float,
         max_nodes: int | None = None, max_depth: int = MAX_PLY - 2,
-        table: Table | None = None, salt: int = 0, pvs: bool = True) -> CoreResult:
+        table: Table | None = None, salt: int = 0, pvs: bool = True,
+        network=None, network_weight: float = 0.0) -> CoreResult:
     """Search ``packed`` for snake ``you`` (board indices) until ``deadline``
-    (``time.perf_counter`` seconds); see :func:`search`."""
+    (``time.perf_counter`` seconds); see :func:`search`. With a (quantised) ``network`` and
+    ``network_weight`` > 0 the leaves are valued ``(1 - w) * board control + w * network``,
+    the network's accumulator kept along the path from the step's change reports."""
     g = packed.g
     if len(opponents) > MAX_OPPONENTS:
         raise ValueError(f"at most {MAX_OPPONENTS} searched opponents")
@@ -653,11 +739,12 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
     iterations = np.zeros((MAX_PLY, 5))
     pv = np.zeros((MAX_PLY, 2), dtype=np.int64)
     history = np.zeros((n, cells, 4), dtype=np.int64)
+    net, nn = network_stack(packed, you, network, network_weight)
     search(g, packed.s, you, np.array(opponents, dtype=np.int64), np.array(cheap, dtype=np.int64),
            float(deadline), int(max_nodes if max_nodes is not None else 2**62),
            int(max_depth), np.uint64(salt & (2**64 - 1)), table.keys, table.values, table.info, table.zobrist,
            table.zobrist_health, table.zobrist_food, history, workspace(g), result,
-           root_scores, iterations, pv, bool(pvs))
+           root_scores, iterations, pv, bool(pvs), net, nn)
     k = len(opponents)
     line = []
     for q in range(int(result[6])):
@@ -669,4 +756,5 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
         root_scores={m: float(root_scores[m]) for m in range(4) if root_scores[m] > -INF},
         iterations=[(int(r[0]), int(r[1]), float(r[2]), int(r[3]), round(float(r[4]), 2))
                     for r in iterations[:int(result[5])]],
-        pv=line, elapsed_ms=(time.perf_counter() - started) * 1000.0)
+        pv=line, elapsed_ms=(time.perf_counter() - started) * 1000.0,
+        evaluated_by_network=nn.weight > 0)

@@ -17,6 +17,7 @@ import random
 import threading
 import time
 import zlib
+from typing import Any
 
 from ..board import GameState
 from ..core import encode
@@ -44,6 +45,11 @@ def thread_table(n_snakes: int, cells: int, megabytes: float) -> Table:
     return table
 
 
+def _evaluation_salt(weight: float) -> int:
+    """Table entries of searches valued differently must not meet: a salt per weight."""
+    return 0 if weight <= 0 else zlib.crc32(f"network {weight:.6f}".encode()) << 16
+
+
 def salt_of(game_id: str, you_id: str) -> int:
     """A stable 64-bit salt per game and snake (see :func:`snake.core.search.position_key`)."""
     data = f"{game_id}\x00{you_id}".encode()
@@ -56,11 +62,14 @@ class CompiledAlphaBeta:
     name = "alphabeta"
 
     def __init__(self, plan: SnakePlan, budget: Budget, max_depth: int,
-                 table_mb: float = DEFAULT_TABLE_MB) -> None:
+                 table_mb: float = DEFAULT_TABLE_MB, network: Any | None = None,
+                 network_weight: float = 0.0) -> None:
         self.plan = plan
         self.budget = budget
         self.max_depth = min(max_depth, MAX_PLY - 2)
         self.table_mb = table_mb
+        self.network = network if network_weight > 0 else None
+        self.network_weight = network_weight if network is not None else 0.0
 
     def search(self, state: GameState) -> SearchResult:
         """Raises :class:`snake.core.EncodeError` for a state the core cannot hold."""
@@ -75,7 +84,10 @@ class CompiledAlphaBeta:
         found = run(packed, index[self.plan.you], [index[o] for o in self.plan.opponents],
                     [index[c] for c in self.plan.cheap], deadline=min(deadline, 1e15),
                     max_nodes=self.budget.max_nodes, max_depth=self.max_depth, table=table,
-                    salt=salt_of(state.game.id, self.plan.you))
+                    salt=salt_of(state.game.id, self.plan.you) ^ _evaluation_salt(self.network_weight),
+                    network=self.network, network_weight=self.network_weight)
+        self.evaluator = "voronoi" if found.evaluated_by_network is False else (
+            "nnue" if self.network_weight >= 1.0 else f"voronoi+nnue {self.network_weight:g}")
         self.budget.nodes = found.nodes
         return self._result(found)
 
@@ -84,7 +96,7 @@ class CompiledAlphaBeta:
         # The move of the deepest completed iteration, or of a partial first iteration
         # whose first move was searched to the end; None when nothing finished.
         result = SearchResult(MOVES[found.move] if found.move >= 0 else None,
-                              algorithm=self.name, evaluator="voronoi")
+                              algorithm=self.name, evaluator=self.evaluator)
         result.score = found.score
         result.depth = found.depth
         result.nodes = found.nodes

@@ -71,9 +71,11 @@ class SearchStrategy:
     ``max_concurrent``: searches this strategy runs at once (per process); a move that
     arrives while that many are running is answered by the seed step without searching,
     on time rather than late (``None``: no limit). ``engine``: ``python`` or ``compiled``
-    (alpha-beta with board control only; it releases the GIL, so it needs no concurrency
-    limit; a state the core cannot hold is searched in Python). ``table_mb``: the compiled
-    search's transposition table per thread."""
+    (alpha-beta; it releases the GIL, so it needs no concurrency limit; a state the core
+    cannot hold is searched in Python). With the compiled engine the ``nnue`` evaluator
+    values a leaf ``(1 - network_weight) * board control + network_weight * network``, the
+    accumulator kept along the path from the step's change reports. ``table_mb``: the
+    compiled search's transposition table per thread."""
 
     def __init__(self, network: Any | None = None, *, name: str = "search",
                  algorithm: str = "alphabeta", evaluator: str = "voronoi",
@@ -81,11 +83,13 @@ class SearchStrategy:
                  max_nodes: int | None = None, max_depth: int = MAX_DEPTH,
                  max_opponents: int | None = None, reach: int = DEFAULT_REACH,
                  max_concurrent: int | None = DEFAULT_MAX_CONCURRENT, engine: str = "python",
-                 table_mb: float = DEFAULT_TABLE_MB) -> None:
+                 table_mb: float = DEFAULT_TABLE_MB, network_weight: float = 1.0) -> None:
         if engine not in ENGINES:
             raise ValueError(f"unknown search engine {engine!r}; choose one of {ENGINES}")
-        if engine == "compiled" and (algorithm != "alphabeta" or evaluator != "voronoi"):
-            raise ValueError("the compiled engine searches alpha-beta with board control (voronoi)")
+        if engine == "compiled" and algorithm != "alphabeta":
+            raise ValueError("the compiled engine searches alpha-beta")
+        if not 0.0 <= network_weight <= 1.0:
+            raise ValueError("network_weight must be in [0, 1]")
         if algorithm not in ALGORITHMS:
             raise ValueError(f"unknown search algorithm {algorithm!r}; choose one of {ALGORITHMS}")
         if evaluator not in EVALUATORS:
@@ -109,6 +113,7 @@ class SearchStrategy:
         self.reach = reach
         self.engine = engine
         self.table_mb = float(table_mb)
+        self.network_weight = float(network_weight)
         self.cores = default_cores()
         self._in_flight = 0
         self._in_flight_lock = threading.Lock()
@@ -154,8 +159,13 @@ class SearchStrategy:
         state, you = request.state, request.you
         plan = plan_snakes(state, you.id, max_opponents=self.max_opponents, reach=self.reach)
         if self.engine == "compiled":
+            network = self.network if evaluator is not self._voronoi else None
             try:
-                return CompiledAlphaBeta(plan, budget, self.max_depth, self.table_mb).search(state)
+                found = CompiledAlphaBeta(plan, budget, self.max_depth, self.table_mb, network,
+                                          self.network_weight if network is not None else 0.0
+                                          ).search(state)
+                found.note = note
+                return found
             except EncodeError as e:     # an odd state: the readable search plays it
                 note = f"compiled core: {e}; searched in Python"
         views = (you.id,) if self.algorithm == "alphabeta" else (you.id,) + plan.opponents
@@ -215,6 +225,12 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "search-py": {"algorithm": "alphabeta", "evaluator": "voronoi"},
     "search-mcts": {"algorithm": "mcts", "evaluator": "voronoi"},
     "search-nnue": {"algorithm": "alphabeta", "evaluator": "auto"},
+    # the compiled search valuing leaves by the network (alone, or half and half with
+    # board control); the default uses it only once it wins (issue 12)
+    "search-net": {"algorithm": "alphabeta", "evaluator": "auto", "engine": "compiled",
+                   "max_concurrent": None, "network_weight": 1.0},
+    "search-blend": {"algorithm": "alphabeta", "evaluator": "auto", "engine": "compiled",
+                     "max_concurrent": None, "network_weight": 0.5},
     "search-mcts-nnue": {"algorithm": "mcts", "evaluator": "auto"},
 }
 
