@@ -205,3 +205,52 @@ def test_a_wrapped_row_and_an_eliminated_snake_that_blocks_nothing():
 ])
 def test_tiny_boards_equal_the_reference(drawing, ruleset):
     state_and_values(drawing, ruleset)
+
+
+def test_styles_weigh_the_terms_and_the_default_is_the_reference():
+    """A style only reweighs board control's terms: the default is the reference's value
+    (the tests above), a grower values length more, a space-taker squares more, a hunter
+    values cramped shorter opponents."""
+    from snake.core.control import STYLES, control_value
+    from snake.diagram import from_ascii
+    request = from_ascii("""
+        . . . . . . .
+        . A a a a . .
+        . . . . a . .
+        . . . . . . .
+        B b . . . . .
+        . b . . . . .
+        . . . . . . .
+    """)
+    packed = core.encode(request.state)
+    values = {style: control_value(packed.g, packed.s, 0, workspace(packed.g, style))
+              for style in STYLES}
+    from snake.search.evaluate import control_values as reference_values
+    reference = reference_values(request.state, ("A",))["A"]
+    assert abs(values["default"] - reference) < 1e-12
+    # A is longer (5 against 3): the grower's length weight raises its value
+    assert values["grower"] > values["default"]
+    assert values["space"] != values["default"]
+    assert set(STYLES) == {"default", "grower", "hunter", "space"}
+
+
+def test_the_hunter_likes_a_shorter_snake_cramped():
+    """B (5 long, its tail stacked) is shut in a corner smaller than itself by A (6 long):
+    the hunter values that more than the default does, beyond what its larger length weight
+    adds."""
+    from snake.core.control import control_value
+    from snake.diagram import from_ascii
+    request = from_ascii("""
+        B b a . . . .
+        . b a . . . .
+        a a a . . . .
+        A . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+    """, stacked={"B": 2})
+    packed = core.encode(request.state)
+    default = control_value(packed.g, packed.s, 0, workspace(packed.g, "default"))
+    hunter = control_value(packed.g, packed.s, 0, workspace(packed.g, "hunter"))
+    length_part = (0.35 - 0.25) * math.tanh((6 - 5) / 3.0)
+    assert hunter - default - length_part > 0.01

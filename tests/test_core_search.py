@@ -8,6 +8,7 @@ tests/test_search.py (the ``compiled`` parameter)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from snake import core, rules
 from snake.core.occupancy import candidate_moves, cheap_move
@@ -174,3 +175,20 @@ def test_with_the_network_the_compiled_search_finds_the_python_nnue_search_value
             assert abs(compiled.score - python.score) < 1e-5, (state.game.ruleset.name, depth)
             compared += 1
     assert compared >= 60
+
+
+def test_the_arena_styles_are_compiled_searches_with_their_weights():
+    from snake.board import MoveRequest
+    from snake.strategies import get_strategy
+    state = next(s for k, s in enumerate(positions(seed=2, count=500))
+                 if k > 30 and len([x for x in s.board.snakes if x.alive]) >= 2)
+    request = MoveRequest(state, [s for s in state.board.snakes if s.alive][0])
+    for name, style in (("grower", "grower"), ("hunter", "hunter"), ("space-taker", "space")):
+        strategy = get_strategy(name)
+        assert strategy.engine == "compiled" and strategy.style == style
+        found = strategy.search(request)
+        assert found.move in rules.MOVES and found.evaluator == f"voronoi ({style})"
+    with pytest.raises(ValueError):
+        SearchStrategy(style="berserk", engine="compiled")
+    with pytest.raises(ValueError):
+        SearchStrategy(style="grower")          # the Python search has only the default

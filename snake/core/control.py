@@ -61,6 +61,22 @@ _FREE, _BIT, _CELL_ARRAYS = range(3)
 # Per-snake sets, then per-snake numbers.
 _FRONT, _NEW, _OWN, _SNAKE_SETS = range(4)
 _QUARTERS, _FOOD_D, _ORDER, _LO, _HI, _NUMBERS = range(6)
+# The value's weights (a style), after the per-snake numbers, in millionths.
+_W_CONTROL, _W_LENGTH, _W_CRAMPED, _W_FOOD, _FOOD_HEALTH, _W_HUNT, _STYLE_FIELDS = range(7)
+_MILLION = 1_000_000.0
+
+#: Styles of play: the weights of the value's terms (module docstring of
+#: :mod:`snake.search.evaluate` for the default's formula). ``default`` is board control as
+#: the Python evaluator defines it; the others are the arena's opponents (docs/arena.md).
+#: Fields: board control, length lead, cramped (fewer squares than length), distance to
+#: food, the health below which food distance counts, hunting (how cramped the most
+#: cramped shorter opponent is).
+STYLES: dict[str, tuple[float, float, float, float, float, float]] = {
+    "default": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0),
+    "grower": (0.5, 0.6, 0.4, 0.15, 101.0, 0.0),
+    "hunter": (0.5, 0.35, 0.4, 0.1, 50.0, 0.4),
+    "space": (1.0, 0.1, 0.4, 0.1, 50.0, 0.0),
+}
 
 _ONE, _ZERO, _63 = np.uint64(1), np.uint64(0), np.uint64(63)
 
@@ -112,12 +128,15 @@ def _number(g, which):
     return _set(g, _SETS + _SNAKE_SETS * g[G_N]) - _pad(g) + which * g[G_N]
 
 
-def workspace(g: np.ndarray) -> np.ndarray:
+def workspace(g: np.ndarray, style: str = "default") -> np.ndarray:
     """A scratch array for the game ``g`` (module docstring), with the board's geometry
-    filled in: made once per search, reused by every evaluation (one per thread)."""
+    filled in and the value's weights of ``style`` (:data:`STYLES`): made once per search,
+    reused by every evaluation (one per thread)."""
     width, height, pw = int(g[G_WIDTH]), int(g[G_HEIGHT]), int(g[G_PW])
     cells, area = int(g[G_CELLS]), width * height
-    work = np.zeros(int(_number(g, _NUMBERS)), dtype=np.int64)
+    start = int(_number(g, _NUMBERS))
+    work = np.zeros(start + _STYLE_FIELDS, dtype=np.int64)
+    work[start:] = [round(w * _MILLION) for w in STYLES[style]]
     squares = np.arange(area).reshape(height, width)
     padded = (squares // width + 1) * pw + squares % width + 1
     work[_BIT * cells + padded] = squares
@@ -358,11 +377,21 @@ def _value(g, s, i, work):
         if not others or s[g[G_LENGTH] + j] > longest:
             longest = s[g[G_LENGTH] + j]
         others = True
-    v = 0.5 * (squares - most / 4.0) / (g[G_WIDTH] * g[G_HEIGHT])
+    style = _number(g, _NUMBERS)
+    v = work[style + _W_CONTROL] / _MILLION * (squares - most / 4.0) / (g[G_WIDTH] * g[G_HEIGHT])
     if others:
-        v += 0.25 * math.tanh((length - longest) / 3.0)
+        v += work[style + _W_LENGTH] / _MILLION * math.tanh((length - longest) / 3.0)
     if squares < length:
-        v -= 0.4 * (1.0 - squares / length)
+        v -= work[style + _W_CRAMPED] / _MILLION * (1.0 - squares / length)
+    hunt = work[style + _W_HUNT]
+    if hunt > 0:
+        # A hunter: how cramped the most cramped shorter opponent is.
+        cramped = 0.0
+        for j in range(n):
+            lj = s[g[G_LENGTH] + j]
+            if j != i and s[g[G_CAUSE] + j] == ALIVE and lj < length:
+                cramped = max(cramped, 1.0 - min(1.0, work[quarters + j] / 4.0 / lj))
+        v += hunt / _MILLION * cramped
     hp = s[g[G_HEALTH] + i]
     food = work[food_d + i]
     if food < 0:
@@ -370,8 +399,8 @@ def _value(g, s, i, work):
             v -= 0.5 * (1.0 - hp / 100.0)
     elif hp < food:
         v -= 0.5
-    elif hp < 50:
-        v -= 0.1 * food / (g[G_WIDTH] + g[G_HEIGHT])
+    elif hp < work[style + _FOOD_HEALTH] / _MILLION:
+        v -= work[style + _W_FOOD] / _MILLION * food / (g[G_WIDTH] + g[G_HEIGHT])
     return max(-LIMIT, min(LIMIT, v))
 
 

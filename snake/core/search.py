@@ -721,11 +721,12 @@ def network_stack(packed: Packed, you: int, network, weight: float) -> tuple[tup
 def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, deadline: float,
         max_nodes: int | None = None, max_depth: int = MAX_PLY - 2,
         table: Table | None = None, salt: int = 0, pvs: bool = True,
-        network=None, network_weight: float = 0.0) -> CoreResult:
+        network=None, network_weight: float = 0.0, style: str = "default") -> CoreResult:
     """Search ``packed`` for snake ``you`` (board indices) until ``deadline``
     (``time.perf_counter`` seconds); see :func:`search`. With a (quantised) ``network`` and
     ``network_weight`` > 0 the leaves are valued ``(1 - w) * board control + w * network``,
-    the network's accumulator kept along the path from the step's change reports."""
+    the network's accumulator kept along the path from the step's change reports.
+    ``style`` weighs board control's terms (:data:`snake.core.control.STYLES`)."""
     g = packed.g
     if len(opponents) > MAX_OPPONENTS:
         raise ValueError(f"at most {MAX_OPPONENTS} searched opponents")
@@ -743,7 +744,7 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
     search(g, packed.s, you, np.array(opponents, dtype=np.int64), np.array(cheap, dtype=np.int64),
            float(deadline), int(max_nodes if max_nodes is not None else 2**62),
            int(max_depth), np.uint64(salt & (2**64 - 1)), table.keys, table.values, table.info, table.zobrist,
-           table.zobrist_health, table.zobrist_food, history, workspace(g), result,
+           table.zobrist_health, table.zobrist_food, history, workspace(g, style), result,
            root_scores, iterations, pv, bool(pvs), net, nn)
     k = len(opponents)
     line = []

@@ -45,9 +45,12 @@ def thread_table(n_snakes: int, cells: int, megabytes: float) -> Table:
     return table
 
 
-def _evaluation_salt(weight: float) -> int:
-    """Table entries of searches valued differently must not meet: a salt per weight."""
-    return 0 if weight <= 0 else zlib.crc32(f"network {weight:.6f}".encode()) << 16
+def _evaluation_salt(weight: float, style: str = "default") -> int:
+    """Table entries of searches valued differently must not meet: a salt per weight and
+    style (0 for the default search)."""
+    if weight <= 0 and style == "default":
+        return 0
+    return zlib.crc32(f"network {weight:.6f} style {style}".encode()) << 16
 
 
 def salt_of(game_id: str, you_id: str) -> int:
@@ -63,13 +66,14 @@ class CompiledAlphaBeta:
 
     def __init__(self, plan: SnakePlan, budget: Budget, max_depth: int,
                  table_mb: float = DEFAULT_TABLE_MB, network: Any | None = None,
-                 network_weight: float = 0.0) -> None:
+                 network_weight: float = 0.0, style: str = "default") -> None:
         self.plan = plan
         self.budget = budget
         self.max_depth = min(max_depth, MAX_PLY - 2)
         self.table_mb = table_mb
         self.network = network if network_weight > 0 else None
         self.network_weight = network_weight if network is not None else 0.0
+        self.style = style
 
     def search(self, state: GameState) -> SearchResult:
         """Raises :class:`snake.core.EncodeError` for a state the core cannot hold."""
@@ -84,10 +88,12 @@ class CompiledAlphaBeta:
         found = run(packed, index[self.plan.you], [index[o] for o in self.plan.opponents],
                     [index[c] for c in self.plan.cheap], deadline=min(deadline, 1e15),
                     max_nodes=self.budget.max_nodes, max_depth=self.max_depth, table=table,
-                    salt=salt_of(state.game.id, self.plan.you) ^ _evaluation_salt(self.network_weight),
-                    network=self.network, network_weight=self.network_weight)
-        self.evaluator = "voronoi" if found.evaluated_by_network is False else (
-            "nnue" if self.network_weight >= 1.0 else f"voronoi+nnue {self.network_weight:g}")
+                    salt=(salt_of(state.game.id, self.plan.you)
+                          ^ _evaluation_salt(self.network_weight, self.style)),
+                    network=self.network, network_weight=self.network_weight, style=self.style)
+        voronoi = "voronoi" if self.style == "default" else f"voronoi ({self.style})"
+        self.evaluator = voronoi if found.evaluated_by_network is False else (
+            "nnue" if self.network_weight >= 1.0 else f"{voronoi}+nnue {self.network_weight:g}")
         self.budget.nodes = found.nodes
         return self._result(found)
 

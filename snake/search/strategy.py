@@ -30,6 +30,7 @@ from .result import SearchResult
 from .compiled import DEFAULT_TABLE_MB, CompiledAlphaBeta, warm_up
 from .state import plan_snakes
 from ..core import EncodeError
+from ..core.control import STYLES
 
 ALGORITHMS = ("alphabeta", "mcts")
 #: ``python``: snake.search (readable, every algorithm and evaluator); ``compiled``: the
@@ -83,13 +84,16 @@ class SearchStrategy:
                  max_nodes: int | None = None, max_depth: int = MAX_DEPTH,
                  max_opponents: int | None = None, reach: int = DEFAULT_REACH,
                  max_concurrent: int | None = DEFAULT_MAX_CONCURRENT, engine: str = "python",
-                 table_mb: float = DEFAULT_TABLE_MB, network_weight: float = 1.0) -> None:
+                 table_mb: float = DEFAULT_TABLE_MB, network_weight: float = 1.0,
+                 style: str = "default") -> None:
         if engine not in ENGINES:
             raise ValueError(f"unknown search engine {engine!r}; choose one of {ENGINES}")
         if engine == "compiled" and algorithm != "alphabeta":
             raise ValueError("the compiled engine searches alpha-beta")
         if not 0.0 <= network_weight <= 1.0:
             raise ValueError("network_weight must be in [0, 1]")
+        if style not in STYLES or (style != "default" and engine != "compiled"):
+            raise ValueError(f"style {style!r}: one of {', '.join(STYLES)}, in the compiled engine")
         if algorithm not in ALGORITHMS:
             raise ValueError(f"unknown search algorithm {algorithm!r}; choose one of {ALGORITHMS}")
         if evaluator not in EVALUATORS:
@@ -114,6 +118,7 @@ class SearchStrategy:
         self.engine = engine
         self.table_mb = float(table_mb)
         self.network_weight = float(network_weight)
+        self.style = style
         self.cores = default_cores()
         self._in_flight = 0
         self._in_flight_lock = threading.Lock()
@@ -162,8 +167,8 @@ class SearchStrategy:
             network = self.network if evaluator is not self._voronoi else None
             try:
                 found = CompiledAlphaBeta(plan, budget, self.max_depth, self.table_mb, network,
-                                          self.network_weight if network is not None else 0.0
-                                          ).search(state)
+                                          self.network_weight if network is not None else 0.0,
+                                          self.style).search(state)
                 found.note = note
                 return found
             except EncodeError as e:     # an odd state: the readable search plays it
@@ -231,6 +236,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
                    "max_concurrent": None, "network_weight": 1.0},
     "search-blend": {"algorithm": "alphabeta", "evaluator": "auto", "engine": "compiled",
                      "max_concurrent": None, "network_weight": 0.5},
+    # opponents for the arena, each the compiled search with board control weighted to play
+    # a way strong snakes play four-snake games (docs/arena.md)
+    "grower": {"engine": "compiled", "max_concurrent": None, "style": "grower"},
+    "hunter": {"engine": "compiled", "max_concurrent": None, "style": "hunter"},
+    "space-taker": {"engine": "compiled", "max_concurrent": None, "style": "space"},
     "search-mcts-nnue": {"algorithm": "mcts", "evaluator": "auto"},
 }
 
