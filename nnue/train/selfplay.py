@@ -25,7 +25,9 @@ can be blended again.
 ``meta.json`` with the counts, the wall time and **positions per hour**. Workers are
 processes on this machine (``--workers``), or, with ``--ray ADDRESS`` (``auto`` for a running
 cluster, ``local`` to start one here), tasks on a Ray cluster: one command uses every
-machine of the cluster. Ray is a training requirement only (requirements-train.txt).
+machine of the cluster (``local`` starts one with ``--workers`` CPUs, its workers at normal
+priority rather than Ray's nice 15). Ray is a training requirement only
+(requirements-train.txt).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import random
 import sys
 import time
@@ -192,11 +195,14 @@ def run_chunk(task: tuple) -> dict:
     return result
 
 
-def _ray_results(address: str, tasks: list[tuple]):
+def _ray_results(address: str, tasks: list[tuple], workers: int):
     import ray
 
     if address == "local":
-        ray.init(include_dashboard=False, log_to_driver=False, num_cpus=1)
+        # Ray starts its workers at nice 15 (so its own daemons stay responsive); here the
+        # workers are the job, and on a shared machine nice 15 starves them.
+        os.environ.setdefault("RAY_worker_niceness", "0")
+        ray.init(include_dashboard=False, log_to_driver=False, num_cpus=workers)
     else:
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     try:
@@ -233,7 +239,7 @@ def generate(args: argparse.Namespace, argv: list[str] | None = None) -> dict:
     new_positions = 0
     t0 = time.monotonic()
     if args.ray:
-        results = _ray_results(args.ray, tasks)
+        results = _ray_results(args.ray, tasks, args.workers)
     elif args.workers == 1:
         results = map(run_chunk, tasks)
     else:
