@@ -119,20 +119,23 @@ class CompiledAlphaBeta:
 
 
 _warm = threading.Lock()
-_warmed = False
+_warmed: set[bool] = set()
 
 
-def warm_up() -> float:
-    """Compile (or load from the disk cache) the core on a small game, once per process;
-    returns the seconds it took (0 when already done). A compiled search strategy calls it
-    when it is made, so the server does it in the master before forking its workers (and
-    the arena in each worker process before its first game): no move pays for it."""
-    global _warmed
+def warm_up(network: Any | None = None) -> float:
+    """Compile (or load from the disk cache) the core on a small game, once per process,
+    and with ``network`` the path that values leaves by a network too; returns the seconds
+    it took (0 when already done). A compiled search strategy calls it when it is made, so
+    the server does it in the master before forking its workers (and the arena in each
+    worker process before its first game): no move pays for it."""
+    with_network = network is not None and getattr(network, "quantised", False)
     with _warm:
-        if _warmed:
+        if with_network in _warmed:
             return 0.0
-        _warmed = True
+        _warmed.add(with_network)
     started = time.perf_counter()
     state = new_game("standard", 7, 7, ["a", "b", "c"], rng=random.Random(0))
-    CompiledAlphaBeta(plan_snakes(state, "a"), Budget(None, max_nodes=200), 3).search(state)
+    CompiledAlphaBeta(plan_snakes(state, "a"), Budget(None, max_nodes=200), 3,
+                      network=network if with_network else None,
+                      network_weight=0.5 if with_network else 0.0).search(state)
     return time.perf_counter() - started

@@ -127,7 +127,7 @@ class SearchStrategy:
         self._seed = SeedStrategy()
         self._voronoi = BoardControlEvaluator()
         if engine == "compiled":
-            warm_up()
+            warm_up(network if evaluator in ("nnue", "auto") else None)
 
     def _evaluator(self, request: MoveRequest) -> tuple[Any, str]:
         """The evaluator for this position, and a note when NNUE could not be used."""
