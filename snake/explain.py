@@ -18,7 +18,8 @@ from typing import Any, TextIO
 from .board import MoveRequest, RequestError, parse_request
 from .decision import Decision
 from .diagram import to_ascii
-from .rules import MOVES
+from .rules import MOVES, distance, next_square
+from .search.evaluate import board_control
 from .search.result import SearchResult
 from .strategies import DEFAULT_STRATEGY, get_strategy
 
@@ -61,6 +62,7 @@ def explain(request: MoveRequest, decision: Decision, strategy: str) -> str:
                 lines.append(f"  {move:<5}  {decision.scores[move]:.4f}")
     if decision.search is not None:
         lines += _explain_search(decision.search, letters)
+    lines += _explain_food(request, decision, letters)
     if decision.candidates:
         lines.append(f"candidates: {', '.join(decision.candidates)}")
     lines.append(f"move: {decision.move}  (strategy {strategy}, by {method})")
@@ -92,6 +94,50 @@ def _explain_search(search: SearchResult, letters: dict[str, str]) -> list[str]:
     for ply, moves in enumerate(search.pv, start=1):
         joint = ", ".join(f"{letters.get(sid, sid)} {move}" for sid, move in moves.items())
         lines.append(f"  pv {ply}: {joint}")
+    return lines
+
+
+def _explain_food(request: MoveRequest, decision: Decision, letters: dict[str, str]) -> list[str]:
+    """Why food was or was not taken: each food with who is nearest (moves, Manhattan,
+    the short way round when the board wraps), the food the board-control partition gives
+    ``you`` and how far, whether health reaches it, and whether the move goes nearer."""
+    state, you = request.state, request.you
+    board = state.board
+    if not board.food or board.snake(you.id) is None or not you.alive:
+        return []
+    wraps = state.ruleset.wraps
+
+    def far(a, b) -> int:
+        return distance(a, b, board.width, board.height, wraps)
+
+    lines = ["food:"]
+    others = [s for s in board.living_snakes if s.id != you.id and not you.is_squadmate(s)]
+    for food in sorted(board.food, key=lambda f: far(you.head, f)):
+        mine = far(you.head, food)
+        rivals = sorted((far(s.head, food), -s.length, s) for s in others)
+        if not rivals or rivals[0][0] > mine:
+            who = "nearest to you"
+        else:
+            d, _, s = rivals[0]
+            stronger = s.length >= you.length
+            who = (f"{letters.get(s.id, s.id)} is {'as near' if d == mine else 'nearer'} "
+                   f"({d}), {'as long or longer' if stronger else 'shorter'}")
+        lines.append(f"  {food}: {mine} moves away; {who}")
+    control = board_control(state).get(you.id)
+    nearest = control[1] if control else None
+    if nearest is None:
+        lines.append("  none of it is yours by board control (each is nearer to another "
+                     "snake, or contested by one as long)")
+    else:
+        reach = "within reach" if you.health >= nearest else f"out of reach (health {you.health})"
+        lines.append(f"  board control: the nearest food you control is {nearest} moves away, "
+                     f"{reach}; the default value counts food distance only below health 50 "
+                     f"(health {you.health})")
+    nearest_food = min(board.food, key=lambda f: far(you.head, f))
+    after = next_square(state, you.head, decision.move)
+    closer = far(after, nearest_food) < far(you.head, nearest_food)
+    lines.append(f"  the move {decision.move} goes {'nearer to' if closer else 'no nearer to'} "
+                 f"the nearest food {nearest_food}")
     return lines
 
 

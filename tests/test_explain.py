@@ -90,3 +90,14 @@ def test_search_explanation_shows_depth_nodes_and_line(tmp_path):
     assert "down   removed: back onto own neck" in text
     last = text.strip().splitlines()[-1]
     assert last.startswith(("move: left", "move: right")) and "by search" in last
+
+
+def test_it_says_why_food_was_or_was_not_taken(tmp_path):
+    """The one food is nearer to B, which is longer: not ours by board control, and the
+    move (left, away from B) does not go nearer to it."""
+    code, text = run([str(request_file(tmp_path)), "--strategy", "seed", "--no-network"])
+    assert code == 0
+    food = text[text.index("food:"):]
+    assert "(4, 2): 2 moves away; B is nearer (1), as long or longer" in food
+    assert "none of it is yours by board control" in food
+    assert "the move left goes no nearer to the nearest food (4, 2)" in food
