@@ -249,3 +249,19 @@ def test_tally_without_records_says_so(capsys, tmp_path):
     from snake.arena.tally import main as tally
     assert tally([str(tmp_path)]) == 1
     assert "no game records" in capsys.readouterr().err
+
+
+def test_sprt_stops_the_run_when_it_decides(capsys):
+    code, out, _ = run(capsys, "floodfill", "random", "-g", "60", "--size", "7",
+                       "--parallel", "1", "--seed", "3", "--sprt", "0,100")
+    assert code == 0
+    w, d, l, _ = LAST_LINE.match(out.splitlines()[-1]).groups()
+    games = int(w) + int(d) + int(l)
+    assert games < 60
+    assert f"H1 accepted: floodfill is at least 100 Elo stronger after {games} games" in out
+
+
+@pytest.mark.parametrize("bad", ["30,0", "x", "1,2,3"])
+def test_sprt_needs_two_increasing_elos(capsys, bad):
+    with pytest.raises(SystemExit):
+        run(capsys, "floodfill", "random", "--sprt", bad)

@@ -113,3 +113,21 @@ def test_solo_wins_at_the_target_number_of_moves():
     state = finished("A a . .\n. . . .", {"A": (100, "wall-collision")}, "solo", turn=100)
     assert solo_result(state, "A", 100) == WIN
     assert solo_result(state, "A", 101) == LOSS
+
+
+def test_sprt_bounds_and_decisions():
+    from snake.arena.stats import sprt_bounds, sprt_llr
+    low, high = sprt_bounds(0.05, 0.05)
+    assert abs(low + 2.944) < 1e-3 and abs(high - 2.944) < 1e-3
+    # a run of wins is evidence, but not after one game
+    assert 0 < sprt_llr(Score(1, 0, 0), 0, 50) < high
+    assert sprt_llr(Score(8, 0, 0), 0, 50) > high
+    # an even score speaks against a positive difference, more so the more games
+    assert low < sprt_llr(Score(50, 0, 50), 0, 50) < 0
+    assert sprt_llr(Score(200, 0, 200), 0, 50) < low
+    # a score right between the hypotheses decides nothing
+    from snake.arena.stats import logistic_score
+    mid = (logistic_score(0) + logistic_score(50)) / 2
+    wins = round(1000 * mid)
+    assert abs(sprt_llr(Score(wins, 0, 1000 - wins), 0, 50)) < 1.0
+    assert sprt_llr(Score(0, 0, 0), 0, 50) == 0.0

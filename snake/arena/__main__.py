@@ -24,6 +24,7 @@ from .match import GameResult, play_game
 from .players import PlayerError, PlayerSpec, fetch_metadata, parse_players
 from .report import Totals, format_report
 from .schedule import GameSpec, plan_games
+from .stats import sprt_bounds, sprt_llr
 
 SIZES = {"small": 7, "medium": 11, "large": 19}
 NO_NETWORK = ("random", "floodfill")
@@ -86,8 +87,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--minimum-food", type=int, default=1)
     p.add_argument("--hazard-damage", type=int, default=14)
     p.add_argument("--shrink-every", type=int, default=25)
+    p.add_argument("--sprt", metavar="ELO0,ELO1", type=_elo_pair,
+                   help="stop as soon as a sequential test decides whether the first player is "
+                        "at most ELO0 or at least ELO1 Elo stronger (--games is then a cap)")
+    p.add_argument("--alpha", type=float, default=0.05, help="SPRT: false H1 rate (0.05)")
+    p.add_argument("--beta", type=float, default=0.05, help="SPRT: false H0 rate (0.05)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     return p
+
+
+def _elo_pair(text: str) -> tuple[float, float]:
+    try:
+        low, high = (float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected two Elo differences, e.g. 0,30; got {text!r}") from None
+    if not low < high:
+        raise argparse.ArgumentTypeError("ELO0 must be below ELO1")
+    return low, high
 
 
 def parse_seats(text: str, players: Sequence[PlayerSpec]) -> list[int]:
@@ -180,8 +196,17 @@ def run(args: argparse.Namespace) -> int:
     title = (f"arena: {' vs '.join(p.label for p in players)}; {args.ruleset} {width}x{height}, "
              f"map {args.map}, {n_snakes} snake{'s' if n_snakes > 1 else ''}, "
              f"{args.games} games, seed {args.seed}, timeout {args.timeout} ms")
+    if not (0 < args.alpha < 0.5 and 0 < args.beta < 0.5):
+        raise ValueError("--alpha and --beta must be between 0 and 0.5")
     totals = Totals(players)
     results: list[GameResult] = []
+    bounds = sprt_bounds(args.alpha, args.beta)
+
+    def decided() -> bool:
+        if args.sprt is None:
+            return False
+        llr = sprt_llr(totals.score(0), *args.sprt)
+        return not bounds[0] < llr < bounds[1]
     bar = Progress(len(specs), "arena", unit="game", enabled=not args.quiet)
     parallel = max(1, min(args.parallel, len(specs)))
     interrupted = False
@@ -192,6 +217,8 @@ def run(args: argparse.Namespace) -> int:
             outcomes = map(_play, specs)
             for result in outcomes:
                 _collect(result, totals, results, bar)
+                if decided():
+                    break
         else:
             ctx = multiprocessing.get_context(
                 "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
@@ -201,6 +228,8 @@ def run(args: argparse.Namespace) -> int:
                           (players, settings, replay_dir, args.weights, network is not None)) as pool:
                 for result in pool.imap_unordered(_play, specs):
                     _collect(result, totals, results, bar)
+                    if decided():
+                        break       # leaving the pool stops the games still running
     except KeyboardInterrupt:
         interrupted = True
         print("\narena: interrupted; results of the finished games:", file=sys.stderr)
@@ -221,6 +250,16 @@ def run(args: argparse.Namespace) -> int:
              "winner": r.winner_name, "is_draw": r.is_draw, "replay": r.replay_path}
             for r in sorted(results, key=lambda r: r.index)]
         (Path(replay_dir) / "results.json").write_text(json.dumps(summary, indent=1) + "\n")
+    if args.sprt is not None:
+        llr = sprt_llr(totals.score(0), *args.sprt)
+        elo0, elo1 = args.sprt
+        verdict = (f"H1 accepted: {players[0].label} is at least {elo1:g} Elo stronger"
+                   if llr >= bounds[1] else
+                   f"H0 accepted: {players[0].label} is at most {elo0:g} Elo stronger"
+                   if llr <= bounds[0] else "undecided (the --games cap came first)")
+        print(f"sprt [{elo0:g}, {elo1:g}], alpha {args.alpha:g}, beta {args.beta:g}: {verdict} "
+              f"after {totals.score(0).games} games (LLR {llr:.2f}, bounds "
+              f"[{bounds[0]:.2f}, {bounds[1]:.2f}])")
     print(format_report(totals, title))
     return 130 if interrupted else 0
 

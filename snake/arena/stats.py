@@ -111,3 +111,36 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     rank = max(1, math.ceil(q / 100 * len(ordered)))
     return ordered[min(rank, len(ordered)) - 1]
+
+
+# ---------------------------------------------------------------------------------------
+# Sequential testing (SPRT)
+
+
+def logistic_score(elo: float) -> float:
+    """The expected score of an Elo difference (the inverse of :func:`elo_difference`)."""
+    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+
+
+def sprt_bounds(alpha: float = 0.05, beta: float = 0.05) -> tuple[float, float]:
+    """Wald's bounds on the log-likelihood ratio: below the first accept H0 (Elo <= elo0),
+    above the second accept H1 (Elo >= elo1); ``alpha`` and ``beta`` are the two error
+    rates."""
+    return (math.log(beta / (1.0 - alpha)), math.log((1.0 - beta) / alpha))
+
+
+def sprt_llr(score: Score, elo0: float, elo1: float) -> float:
+    """The log-likelihood ratio of H1 (Elo = ``elo1``) against H0 (Elo = ``elo0``) after
+    ``score``, by the generalised SPRT's normal approximation (as chess testing frameworks
+    use it): ``N (s1 - s0) (2 m - s0 - s1) / (2 v)``, ``m`` the mean score per game, ``v`` its
+    variance over the games played (wins 1, draws 1/2, losses 0) with half a game of each
+    kind added to the variance alone, so that a run of equal results is not taken for
+    certainty."""
+    n = score.games
+    if n == 0:
+        return 0.0
+    m = score.points / n
+    w, d, l = score.wins + 0.5, score.draws + 0.5, score.losses + 0.5
+    v = (w * (1.0 - m) ** 2 + d * (0.5 - m) ** 2 + l * m * m) / (w + d + l)
+    s0, s1 = logistic_score(elo0), logistic_score(elo1)
+    return n * (s1 - s0) * (2.0 * m - s0 - s1) / (2.0 * v)
