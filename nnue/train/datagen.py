@@ -142,17 +142,23 @@ class RecordedGame:
     capped: bool = False
 
 
+def start_game(spec: DataGame, rng: random.Random, prefix: str = "datagen") -> GameState:
+    """The first state of a data game: ``spec.snakes`` snakes ``s0, s1, ...`` (squads of
+    two in squad), the royale map for royale and the standard one otherwise."""
+    ids = [f"s{i}" for i in range(spec.snakes)]
+    squads = [f"squad{i // 2}" for i in range(spec.snakes)] if spec.ruleset == "squad" else None
+    return setup.new_game(spec.ruleset, spec.side, spec.side, ids,
+                          map="royale" if spec.ruleset == "royale" else "standard",
+                          rng=rng, game_id=f"{prefix}-{spec.number}", squads=squads)
+
+
 def record_game(spec: DataGame, max_turns: int = DEFAULT_MAX_TURNS) -> RecordedGame:
     """Play game ``spec`` with random snakes through the rules engine, recording every
     living snake's position each turn."""
     rng = random.Random(spec.seed)
-    ids = [f"s{i}" for i in range(spec.snakes)]
-    squads = [f"squad{i // 2}" for i in range(spec.snakes)] if spec.ruleset == "squad" else None
-    state = setup.new_game(spec.ruleset, spec.side, spec.side, ids,
-                           map="royale" if spec.ruleset == "royale" else "standard",
-                           rng=rng, game_id=f"datagen-{spec.number}", squads=squads)
+    state = start_game(spec, rng)
     played = RecordedGame(spec)
-    moves_made = {sid: 0 for sid in ids}
+    moves_made = {s.id: 0 for s in state.board.snakes}
     while not rules.is_game_over(state):
         if state.turn >= max_turns:
             played.capped = True

@@ -44,13 +44,15 @@ from pathlib import Path
 
 import numpy as np
 
-from nnue.features import N_BLOCKS, active_features, block_of
-from snake import rules, setup
+from nnue.features import N_BLOCKS, active_features
+from snake import rules
 from snake.board import GameState, MoveRequest
 from snake.progress import Progress
 from snake.strategy import random_move
 
-from .datagen import DEFAULT_HOLDOUT, MOVE_INDEX, game_targets
+from snake.core.search import PROVEN
+
+from .datagen import DEFAULT_HOLDOUT, MOVE_INDEX, DataGame, game_targets, start_game
 from .shards import BLOCK_NAMES, SPLITS, PositionBuilder, save_shard
 
 #: (ruleset, side, snakes, weight): the kinds of game and how often each is played.
@@ -62,22 +64,14 @@ KINDS: tuple[tuple[str, int, int, float], ...] = (
 )
 DEFAULT_NODES = 20_000
 DEFAULT_MAX_TURNS = 1000
-PROVEN = 500.0     # a search score past this is a proven result (snake.core.search.PROVEN)
 
 
 @dataclass(frozen=True)
-class SelfPlayGame:
-    number: int
-    ruleset: str
-    side: int
-    snakes: int
-    split: str
-    seed: str
-    opening: int
+class SelfPlayGame(DataGame):
+    """A data game (:class:`nnue.train.datagen.DataGame`) and its number of random first
+    turns."""
 
-    @property
-    def block(self) -> int:
-        return block_of(self.ruleset, self.side)
+    opening: int = 0
 
 
 def selfplay_game(seed: int, number: int, opening: int, holdout: float = DEFAULT_HOLDOUT) -> SelfPlayGame:
@@ -86,7 +80,7 @@ def selfplay_game(seed: int, number: int, opening: int, holdout: float = DEFAULT
     ruleset, side, snakes, _ = rng.choices(KINDS, weights=[k[3] for k in KINDS])[0]
     u = rng.random()
     split = "train" if u < 1 - 2 * holdout else "val" if u < 1 - holdout else "test"
-    return SelfPlayGame(number, ruleset, side, snakes, split, game_seed, rng.randint(0, opening))
+    return SelfPlayGame(number, ruleset, side, snakes, split, game_seed, opening=rng.randint(0, opening))
 
 
 def score_target(score: float) -> float:
@@ -117,13 +111,9 @@ def play_game(spec: SelfPlayGame, nodes: int, max_turns: int = DEFAULT_MAX_TURNS
 
     search = SearchStrategy(think_ms=None, max_nodes=nodes, engine="compiled", max_concurrent=None)
     rng = random.Random(spec.seed)
-    ids = [f"s{i}" for i in range(spec.snakes)]
-    squads = [f"squad{i // 2}" for i in range(spec.snakes)] if spec.ruleset == "squad" else None
-    state: GameState = setup.new_game(spec.ruleset, spec.side, spec.side, ids,
-                                      map="royale" if spec.ruleset == "royale" else "standard",
-                                      rng=rng, game_id=f"selfplay-{spec.number}", squads=squads)
+    state: GameState = start_game(spec, rng, prefix="selfplay")
     played = PlayedGame(spec, [], [], [], [], [], {})
-    moves_made = {sid: 0 for sid in ids}
+    moves_made = {s.id: 0 for s in state.board.snakes}
     while not rules.is_game_over(state):
         if state.turn >= max_turns:
             played.capped = True
