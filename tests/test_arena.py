@@ -265,3 +265,21 @@ def test_sprt_stops_the_run_when_it_decides(capsys):
 def test_sprt_needs_two_increasing_elos(capsys, bad):
     with pytest.raises(SystemExit):
         run(capsys, "floodfill", "random", "--sprt", bad)
+
+
+def test_a_player_may_bring_its_own_network(capsys, tmp_path):
+    """``STRATEGY@FILE``: that player's built-in strategy plays with the network in FILE
+    (generation k+1 against generation k); a file that does not load stops the run."""
+    from nnue.network import Network
+    from snake.arena.players import parse_players
+    players = parse_players(["seed@runs/g2/nnue.npz", "new=search-net@g3.npz", "floodfill"])
+    assert [(p.label, p.target, p.weights) for p in players] == [
+        ("seed@nnue", "seed", "runs/g2/nnue.npz"), ("new", "search-net", "g3.npz"),
+        ("floodfill", "floodfill", "")]
+    path = tmp_path / "tiny.npz"
+    Network.random(3, hidden=(32, 16), quantise=True).save(path, {"note": "test"})
+    code, out, _ = run(capsys, f"tiny=seed@{path}", "floodfill", "-g", "2", "--size", "7",
+                       "--parallel", "1", "--seed", "4")
+    assert code == 0 and table_row(out, "tiny")[0] == 2
+    code, _, err = run(capsys, f"seed@{tmp_path / 'missing.npz'}", "floodfill", "-g", "1")
+    assert code == 2 and "missing.npz" in err

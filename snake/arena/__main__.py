@@ -131,15 +131,24 @@ def load_network(weights: Path | None, players: Sequence[PlayerSpec]) -> Any:
     return Network.load(weights) if weights is not None else load_default()
 
 
+def load_player_networks(players: Sequence[PlayerSpec]) -> dict[str, Any]:
+    """The networks of players with a file of their own (``STRATEGY@FILE``), by file."""
+    from nnue.network import Network
+    return {p.weights: Network.load(p.weights) for p in players if p.weights}
+
+
 def _init_worker(players, settings, replay_dir, weights, network_loaded) -> None:
     _WORKER.update(players=players, settings=settings, replay_dir=replay_dir)
     if "network" not in _WORKER:   # spawned (not forked) workers load their own copy
         _WORKER["network"] = load_network(weights, players) if network_loaded else None
+    if "networks" not in _WORKER:
+        _WORKER["networks"] = load_player_networks(players)
 
 
 def _play(spec: GameSpec) -> GameResult:
     return play_game(spec, _WORKER["players"], network=_WORKER["network"],
-                     settings=_WORKER["settings"], replay_dir=_WORKER["replay_dir"])
+                     settings=_WORKER["settings"], replay_dir=_WORKER["replay_dir"],
+                     networks=_WORKER["networks"])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -185,6 +194,7 @@ def run(args: argparse.Namespace) -> int:
                        builtin_timeout=args.builtin_timeout)
     _check_setup(specs[0], settings)
     network = load_network(args.weights, players)
+    _WORKER["networks"] = load_player_networks(players)   # a bad file stops the run here
     if network is None and any(not p.is_http and p.target not in NO_NETWORK for p in players):
         print("arena: no network (weights/nnue.npz absent): NNUE strategies play by flood fill",
               file=sys.stderr)

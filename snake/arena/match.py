@@ -80,8 +80,11 @@ def make_seat(player: PlayerSpec, spec: GameSpec, seat: int, network: Any) -> Bu
 
 
 def play_game(spec: GameSpec, players: Sequence[PlayerSpec], *, network: Any = None,
-              settings: Settings | None = None, replay_dir: str | Path | None = None) -> GameResult:
-    """Play one game to its end and score it."""
+              settings: Settings | None = None, replay_dir: str | Path | None = None,
+              networks: dict[str, Any] | None = None) -> GameResult:
+    """Play one game to its end and score it. ``network`` is the built-in players'
+    network, ``networks`` those of players with a file of their own (by file)."""
+    networks = networks or {}
     from ..rules import is_game_over, play_turn
     from ..setup import make_ruleset, new_game
 
@@ -98,7 +101,9 @@ def play_game(spec: GameSpec, players: Sequence[PlayerSpec], *, network: Any = N
     for i, sid in enumerate(ids):
         p = players[spec.seats[i]]
         looks[sid] = SnakeLook(name=p.label, color=p.color, head=p.head, tail=p.tail)
-    seats = {sid: make_seat(players[spec.seats[i]], spec, i, network) for i, sid in enumerate(ids)}
+    seats = {sid: make_seat(players[spec.seats[i]], spec, i,
+                            networks.get(players[spec.seats[i]].weights, network))
+             for i, sid in enumerate(ids)}
     timing = {p: Timing() for p in set(spec.seats)}
     last_move = {sid: "up" for sid in ids}
     game = game_object(state)

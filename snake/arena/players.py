@@ -25,6 +25,7 @@ import json
 import socket
 import time
 import urllib.parse
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -52,6 +53,8 @@ class PlayerSpec:
     color: str = "#888888"
     head: str = "default"
     tail: str = "default"
+    #: a network file of its own (``STRATEGY@FILE``), instead of the run's ``--weights``
+    weights: str = ""
 
     @property
     def is_http(self) -> bool:
@@ -71,7 +74,7 @@ def parse_players(texts: Sequence[str], strategies: Sequence[str] | None = None)
     seen: dict[str, int] = {}
     for i, text in enumerate(texts):
         text = text.strip()
-        label, target = "", text
+        label, target, weights = "", text, ""
         if "=" in text and not text.startswith(("http://", "https://")):
             label, target = (part.strip() for part in text.split("=", 1))
             if not label:
@@ -86,8 +89,11 @@ def parse_players(texts: Sequence[str], strategies: Sequence[str] | None = None)
                 raise PlayerError(f"player {text!r}: bad port in URL") from None
             label = label or target
             color = PALETTE[i % len(PALETTE)]
-        elif target in strategies:
-            label = label or target
+        elif target.split("@", 1)[0] in strategies:
+            target, _, weights = target.partition("@")
+            if _ and not weights:
+                raise PlayerError(f"player {text!r}: no network file after '@'")
+            label = label or (f"{target}@{Path(weights).stem}" if weights else target)
             color = BUILTIN_COLORS.get(target, PALETTE[i % len(PALETTE)])
         else:
             raise PlayerError(f"player {text!r}: not a strategy ({', '.join(strategies)}) "
@@ -98,7 +104,8 @@ def parse_players(texts: Sequence[str], strategies: Sequence[str] | None = None)
         seen[label] = seen.get(label, 0) + 1
         if seen[label] > 1:
             label = f"{label}#{seen[label]}"
-        players.append(PlayerSpec(label, target, color))
+        players.append(PlayerSpec(label, target, color, weights=weights if not
+                                  target.startswith(("http://", "https://")) else ""))
     if not players:
         raise PlayerError("no players")
     return players
