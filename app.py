@@ -43,6 +43,7 @@ from snake.rules import MOVES  # noqa: E402
 from snake.sessions import DEFAULT_IDLE_LIMIT, SessionManager  # noqa: E402
 from snake import metrics  # noqa: E402
 from snake.dashboard import game_view, games_view  # noqa: E402
+from snake.gamelog.reader import GameFilter  # noqa: E402
 from snake.dashboard.access import COOKIE, check as check_access  # noqa: E402
 from snake.decision import NO_SAFE_MOVE, Decision, Strategy  # noqa: E402
 from snake.gamelog import GameInfo, GameLog, end_record, turn_record  # noqa: E402
@@ -302,8 +303,10 @@ def create_app(
         denied = private()
         if denied is not None:
             return denied
+        which = GameFilter(request.args.get("ruleset", ""), request.args.get("result", ""),
+                           request.args.get("opponent", ""))
         return send(games_view(game_log.path if game_log else None, request.args.get("page"),
-                               about()))
+                               about(), which))
 
     @app.get("/games/<path:game_id>")
     def game(game_id: str):

@@ -221,3 +221,27 @@ def test_the_pages_in_a_real_browser(client, played, tmp_path):
     finally:
         server.shutdown()
         thread.join(10)
+
+
+def test_the_list_filters_by_ruleset_result_and_opponent(client, played):
+    db, _ = played
+    conn = connect_readonly(db)
+    results = dict(conn.execute("SELECT game_id, result FROM games"))
+
+    def listed(**query):
+        page = client.get("/games", query_string=query)
+        assert page.status_code == 200
+        return {g for g in results if f"/games/{g}?you=s0" in page.get_data(as_text=True)}
+
+    for result in set(results.values()):
+        assert listed(result=result) == {g for g, r in results.items() if r == result}
+    assert listed(ruleset="standard") == set(results)
+    assert listed(ruleset="royale") == set()
+    assert listed(opponent="<script>alert('x')</script>") == {"hostile"}
+    assert listed(opponent="s3") == {"game-22"}            # the only four-snake game
+    for evil in ("x' OR '1'='1", "%", "\\", '"name": "s1"} OR 1'):
+        assert listed(opponent=evil) == set()
+        assert listed(ruleset=evil) == set()
+    assert client.get("/games", query_string={"result": "x' OR 1"}).status_code == 400
+    form = client.get("/games").get_data(as_text=True)
+    assert '<form id="filter"' in form and 'name="opponent"' in form

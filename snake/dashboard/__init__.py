@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..arena.replay import dumps_replay
-from ..gamelog.reader import (Summary, count_games, find_game, game_turns, recent_games,
-                              replay_of, summary)
+from ..gamelog.reader import (GameFilter, Summary, count_games, find_game, game_turns,
+                              recent_games, replay_of, rulesets, summary)
+from ..gamelog.records import RESULTS
 from ..gamelog.store import connect_readonly
 from .pages import game_page, games_page
 
@@ -44,23 +45,26 @@ def _open(path: Path | None) -> sqlite3.Connection | None:
     return connect_readonly(path)
 
 
-def games_view(path: Path | None, page: str | None, about: dict[str, str]) -> View:
+def games_view(path: Path | None, page: str | None, about: dict[str, str],
+               which: GameFilter = GameFilter()) -> View:
     try:
         number = max(1, int(page or 1))
     except ValueError:
         return _message(400, "page: expected a number")
+    if which.result and which.result not in RESULTS + ("playing",):
+        return _message(400, "result: one of " + ", ".join(RESULTS + ("playing",)))
     if path is None:
         return _message(404, "The game log is off (NUPPEPPOU_GAME_LOG=off): no games are recorded.")
     conn = _open(path)
     if conn is None:
         return View(200, HTML, games_page(NOTHING, [], page=1, pages=1, about=about))
     try:
-        total = count_games(conn)
+        total = count_games(conn, which)
         pages = max(1, math.ceil(total / PER_PAGE))
         number = min(number, pages)
-        games = recent_games(conn, PER_PAGE, (number - 1) * PER_PAGE)
+        games = recent_games(conn, PER_PAGE, (number - 1) * PER_PAGE, which)
         return View(200, HTML, games_page(summary(conn), games, page=number, pages=pages,
-                                          about=about))
+                                          about=about, which=which, rulesets=rulesets(conn)))
     finally:
         conn.close()
 

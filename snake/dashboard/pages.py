@@ -24,7 +24,7 @@ from urllib.parse import quote
 
 from ..arena.render import render_html
 from ..arena.replay import Replay
-from ..gamelog.reader import GameRow, Summary, TurnRow
+from ..gamelog.reader import GameFilter, GameRow, Summary, TurnRow
 from .charts import histogram, series, shares
 
 STYLE = """<style>
@@ -70,9 +70,10 @@ def game_link(game: GameRow) -> str:
 
 
 def games_page(summary: Summary, games: Sequence[GameRow], *, page: int, pages: int,
-               about: dict[str, str]) -> str:
+               about: dict[str, str], which: GameFilter = GameFilter(),
+               rulesets: Sequence[str] = ()) -> str:
     """The overview (see the module docstring). ``about``: lines shown under the title
-    (version, strategy, network, game log file)."""
+    (version, strategy, network, game log file); ``which``: the list's filter."""
     results = summary.results
     finished = sum(results.get(k, 0) for k in ("win", "loss", "draw"))
     wins = results.get("win", 0)
@@ -111,6 +112,7 @@ def games_page(summary: Summary, games: Sequence[GameRow], *, page: int, pages: 
     if charts:
         out.append('<div class="charts">' + "".join(charts) + "</div>")
     out.append("<h2>Recent games</h2>")
+    out.append(_filter_form(which, rulesets))
     if not games:
         out.append('<p class="muted">No games recorded yet.</p>')
     else:
@@ -130,15 +132,31 @@ def games_page(summary: Summary, games: Sequence[GameRow], *, page: int, pages: 
                 f"<td>{_e(g.you_name or g.you_id)}{' (arena)' if g.origin == 'arena' else ''}</td></tr>")
         out.append("</table>")
         nav = []
+        keep = "".join(f"&amp;{k}={quote(v, safe='')}" for k, v in
+                       (("ruleset", which.ruleset), ("result", which.result),
+                        ("opponent", which.opponent)) if v)
         if page > 1:
-            nav.append(f'<a href="/games?page={page - 1}">newer</a>')
+            nav.append(f'<a href="/games?page={page - 1}{keep}">newer</a>')
         if page < pages:
-            nav.append(f'<a href="/games?page={page + 1}">older</a>')
+            nav.append(f'<a href="/games?page={page + 1}{keep}">older</a>')
         out.append(f'<nav class="muted">page {page} of {pages} {"".join(nav)}</nav>')
     out.append("</div>")
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<title>Nuppeppou: games</title></head><body class=\"dashboard\">"
             + "".join(out) + "</body></html>")
+
+
+def _filter_form(which: GameFilter, rulesets: Sequence[str]) -> str:
+    """A GET form: ruleset, result, opponent (the server binds them; see GameFilter)."""
+    def options(values, chosen):
+        return "".join(f'<option value="{_e(v)}"{" selected" if v == chosen else ""}>'
+                       f'{_e(v or "any")}</option>' for v in values)
+    results = ("", "win", "loss", "draw", "unfinished", "ended", "abandoned", "playing")
+    return ('<form id="filter" method="get" action="/games" class="muted">'
+            f'ruleset <select name="ruleset">{options(("",) + tuple(rulesets), which.ruleset)}</select> '
+            f'result <select name="result">{options(results, which.result)}</select> '
+            f'opponent <input name="opponent" value="{_e(which.opponent)}" size="16"> '
+            '<button type="submit">show</button></form>')
 
 
 def _turn_data(turn: TurnRow) -> dict[str, Any]:

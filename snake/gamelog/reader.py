@@ -61,10 +61,40 @@ def _game_row(row: sqlite3.Row) -> GameRow:
     return GameRow(**{k: values[k] for k in _GAME_COLUMNS.split(", ")})
 
 
-def recent_games(conn: sqlite3.Connection, limit: int = 50, offset: int = 0) -> list[GameRow]:
-    """The latest games, newest first, with their latency p50/max and median depth."""
-    rows = conn.execute(f"SELECT {_GAME_COLUMNS} FROM games ORDER BY started_at DESC "
-                        "LIMIT ? OFFSET ?", (int(limit), int(offset))).fetchall()
+@dataclass(frozen=True, slots=True)
+class GameFilter:
+    """Which games a list shows: a ruleset, a result (``playing`` for none yet), an
+    opponent's name; empty fields do not filter."""
+
+    ruleset: str = ""
+    result: str = ""
+    opponent: str = ""
+
+    def where(self) -> tuple[str, tuple]:
+        """The SQL condition and its parameters (bound, never spliced)."""
+        clauses, params = [], []
+        if self.ruleset:
+            clauses.append("ruleset = ?")
+            params.append(self.ruleset)
+        if self.result == "playing":
+            clauses.append("result IS NULL")
+        elif self.result:
+            clauses.append("result = ?")
+            params.append(self.result)
+        if self.opponent:
+            # snakes is JSON written by the log: {"id": ..., "name": <the JSON string>}
+            clauses.append("instr(snakes, ?) > 0 AND you_name != ?")
+            params += [f'"name": {json.dumps(self.opponent)}', self.opponent]
+        return (" WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
+
+
+def recent_games(conn: sqlite3.Connection, limit: int = 50, offset: int = 0,
+                 which: GameFilter = GameFilter()) -> list[GameRow]:
+    """The latest games (of ``which``), newest first, with their latency p50/max and
+    median depth."""
+    where, params = which.where()
+    rows = conn.execute(f"SELECT {_GAME_COLUMNS} FROM games{where} ORDER BY started_at DESC "
+                        "LIMIT ? OFFSET ?", params + (int(limit), int(offset))).fetchall()
     games = [_game_row(r) for r in rows]
     for g in games:
         answers = conn.execute("SELECT answer_ms, depth FROM turns WHERE game_id = ? AND you_id = ?",
@@ -80,8 +110,14 @@ def recent_games(conn: sqlite3.Connection, limit: int = 50, offset: int = 0) -> 
     return games
 
 
-def count_games(conn: sqlite3.Connection) -> int:
-    return conn.execute("SELECT count(*) FROM games").fetchone()[0]
+def count_games(conn: sqlite3.Connection, which: GameFilter = GameFilter()) -> int:
+    where, params = which.where()
+    return conn.execute(f"SELECT count(*) FROM games{where}", params).fetchone()[0]
+
+
+def rulesets(conn: sqlite3.Connection) -> list[str]:
+    """The rulesets of the games recorded (for the dashboard's filter)."""
+    return [r[0] for r in conn.execute("SELECT DISTINCT ruleset FROM games ORDER BY ruleset")]
 
 
 def find_game(conn: sqlite3.Connection, game_id: str, you_id: str | None = None) -> GameRow | None:
