@@ -236,6 +236,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
                    "max_concurrent": None, "network_weight": 1.0},
     "search-blend": {"algorithm": "alphabeta", "evaluator": "auto", "engine": "compiled",
                      "max_concurrent": None, "network_weight": 0.5},
+    # less paranoid with 3+ snakes: branch only on the nearest opponent, the others on their
+    # cheap move (issue 14 measures it against ``search``)
+    "search-nearest": {"engine": "compiled", "max_concurrent": None, "max_opponents": 1},
     # opponents for the arena, each the compiled search with board control weighted to play
     # a way strong snakes play four-snake games (docs/arena.md)
     "grower": {"engine": "compiled", "max_concurrent": None, "style": "grower"},
