@@ -296,6 +296,8 @@ class GameLog:
                     break
             stop = any(b is _STOP for b in batch)
             work = [b for b in batch if b is not _STOP]
+            if conn is None and work:
+                self.errors += 1           # the file could not be opened: not written
             if conn is not None and work:
                 try:
                     conn.execute("BEGIN IMMEDIATE")
