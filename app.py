@@ -263,9 +263,9 @@ def create_app(
             "sessions": stats["sessions"],
             "pool": ({"capacity": stats["capacity"], "free": stats["free"],
                       "created": stats["created"]} if "free" in stats else None),
-            "game_log": ({"path": str(game_log.path), "queue": game_log.queue_depth(),
-                          "dropped": game_log.dropped, "written": game_log.written}
-                         if game_log is not None else None),
+            # public: no file paths here (the dashboard, which is not, shows the log's file)
+            "game_log": ({"queue": game_log.queue_depth(), "dropped": game_log.dropped,
+                          "written": game_log.written} if game_log is not None else None),
         }
         return jsonify(body)
 
