@@ -137,6 +137,7 @@ class RecordedGame:
     moves: list[int] = field(default_factory=list)
     snake_ids: list[str] = field(default_factory=list)
     turns: list[int] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)       # self-play's search scores
     targets: dict[str, float] = field(default_factory=dict)
     length: int = 0
     capped: bool = False
@@ -152,11 +153,18 @@ def start_game(spec: DataGame, rng: random.Random, prefix: str = "datagen") -> G
                           rng=rng, game_id=f"{prefix}-{spec.number}", squads=squads)
 
 
-def record_game(spec: DataGame, max_turns: int = DEFAULT_MAX_TURNS) -> RecordedGame:
-    """Play game ``spec`` with random snakes through the rules engine, recording every
-    living snake's position each turn."""
+def random_player(state: GameState, snake, rng: random.Random) -> tuple[str, float | None]:
+    """The seed's random snake, every position recorded (no search score)."""
+    return random_move(state, snake, rng), float("nan")
+
+
+def record_game(spec: DataGame, max_turns: int = DEFAULT_MAX_TURNS, player=random_player,
+                prefix: str = "datagen") -> RecordedGame:
+    """Play game ``spec`` through the rules engine, every living snake moved by
+    ``player(state, snake, rng) -> (move, score)``, and record each position whose score is
+    not ``None`` (with it: self-play's search score; ``nan`` for the random snake)."""
     rng = random.Random(spec.seed)
-    state = start_game(spec, rng)
+    state = start_game(spec, rng, prefix)
     played = RecordedGame(spec)
     moves_made = {s.id: 0 for s in state.board.snakes}
     while not rules.is_game_over(state):
@@ -167,8 +175,11 @@ def record_game(spec: DataGame, max_turns: int = DEFAULT_MAX_TURNS) -> RecordedG
         for snake in state.board.snakes:
             if snake.eliminated_cause:
                 continue
-            move = random_move(state, snake, rng)
+            move, score = player(state, snake, rng)
             moves[snake.id] = move
+            moves_made[snake.id] += 1
+            if score is None:
+                continue
             active = active_features(state, snake)
             if active is None:  # cannot happen for the six rulesets and three boards
                 raise RuntimeError(f"no features for {spec}")
@@ -176,7 +187,7 @@ def record_game(spec: DataGame, max_turns: int = DEFAULT_MAX_TURNS) -> RecordedG
             played.moves.append(MOVE_INDEX[move])
             played.snake_ids.append(snake.id)
             played.turns.append(state.turn)
-            moves_made[snake.id] += 1
+            played.scores.append(score)
         state = rules.play_turn(state, moves, rng)
     played.length = state.turn
     played.targets = game_targets(state, moves_made)

@@ -44,15 +44,14 @@ from pathlib import Path
 
 import numpy as np
 
-from nnue.features import N_BLOCKS, active_features
-from snake import rules
+from nnue.features import N_BLOCKS
 from snake.board import GameState, MoveRequest
 from snake.progress import Progress
 from snake.strategy import random_move
 
 from snake.core.search import PROVEN
 
-from .datagen import DEFAULT_HOLDOUT, MOVE_INDEX, DataGame, game_targets, start_game
+from .datagen import DEFAULT_HOLDOUT, DataGame, RecordedGame, record_game
 from .shards import BLOCK_NAMES, SPLITS, PositionBuilder, save_shard
 
 #: (ruleset, side, snakes, weight): the kinds of game and how often each is played.
@@ -92,55 +91,22 @@ def score_target(score: float) -> float:
     return float(min(max((score + 1.0) / 2.0, 0.0), 1.0))
 
 
-@dataclass
-class PlayedGame:
-    spec: SelfPlayGame
-    features: list
-    moves: list
-    snake_ids: list
-    turns: list
-    scores: list
-    targets: dict
-    length: int = 0
-    capped: bool = False
-
-
-def play_game(spec: SelfPlayGame, nodes: int, max_turns: int = DEFAULT_MAX_TURNS) -> PlayedGame:
-    """Play ``spec`` with the compiled search at ``nodes`` per move for every snake."""
+def play_game(spec: SelfPlayGame, nodes: int, max_turns: int = DEFAULT_MAX_TURNS) -> RecordedGame:
+    """Play ``spec`` with the compiled search at ``nodes`` per move for every snake
+    (random moves, not recorded, in the opening): datagen's game loop with this player."""
     from snake.search.strategy import SearchStrategy
 
     search = SearchStrategy(think_ms=None, max_nodes=nodes, engine="compiled", max_concurrent=None)
-    rng = random.Random(spec.seed)
-    state: GameState = start_game(spec, rng, prefix="selfplay")
-    played = PlayedGame(spec, [], [], [], [], [], {})
-    moves_made = {s.id: 0 for s in state.board.snakes}
-    while not rules.is_game_over(state):
-        if state.turn >= max_turns:
-            played.capped = True
-            return played
-        moves: dict[str, str] = {}
-        for snake in state.board.snakes:
-            if snake.eliminated_cause:
-                continue
-            moves_made[snake.id] += 1
-            if state.turn < spec.opening:
-                moves[snake.id] = random_move(state, snake, rng)
-                continue
-            result = search.search(MoveRequest(state, snake))
-            move = result.move or random_move(state, snake, rng)
-            moves[snake.id] = move
-            active = active_features(state, snake)
-            if active is None:
-                continue
-            played.features.append(active)
-            played.moves.append(MOVE_INDEX[move])
-            played.snake_ids.append(snake.id)
-            played.turns.append(state.turn)
-            played.scores.append(score_target(result.score) if result.move else 0.5)
-        state = rules.play_turn(state, moves, rng)
-    played.length = state.turn
-    played.targets = game_targets(state, moves_made)
-    return played
+
+    def player(state: GameState, snake, rng: random.Random) -> tuple[str, float | None]:
+        if state.turn < spec.opening:
+            return random_move(state, snake, rng), None
+        result = search.search(MoveRequest(state, snake))
+        if result.move is None:
+            return random_move(state, snake, rng), 0.5
+        return result.move, score_target(result.score)
+
+    return record_game(spec, max_turns, player, prefix="selfplay")
 
 
 def run_chunk(task: tuple) -> dict:
