@@ -28,7 +28,7 @@ from nnue.features import N_BLOCKS, active_features, block_of
 from snake.board import Snake, parse_request
 from snake.gamelog.reader import training_games
 from snake.gamelog.store import connect_readonly
-from snake.rules import MOVES, next_square, outcome_at_end
+from snake.rules import MOVES, last_move, next_square, outcome_at_end
 
 from .shards import BLOCK_NAMES, SPLITS, PositionBuilder, save_shard
 
@@ -68,9 +68,9 @@ def game_positions(replay) -> list[tuple]:
             nxt = following.board.snake(snake.id)
             if nxt is None or snake.id not in targets:
                 continue
-            move = next((m for m in MOVES if next_square(state, snake.head, m) == nxt.head), None)
-            if move is None:
-                continue
+            move = last_move(nxt.head, snake.head)
+            if next_square(state, snake.head, move) != nxt.head:
+                continue                   # not one step: a record we cannot read
             features = active_features(state, snake)
             if features is None:
                 return []

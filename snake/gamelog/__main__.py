@@ -21,15 +21,10 @@ from pathlib import Path
 from ..arena.replay import ReplayError, read_replay
 from ..board import RequestError, parse_request
 from ..decision import Decision
-from ..rules import MOVES, next_square
+from ..rules import last_move, next_square
 from .reader import count_games, summary
 from .records import end_record, turn_record
 from .store import connect, connect_readonly, write_end, write_turn
-
-
-def _move_between(state, head, next_head) -> str | None:
-    """The move that took a head to ``next_head`` (``None`` when none did)."""
-    return next((m for m in MOVES if next_square(state, head, m) == next_head), None)
 
 
 def import_record(conn, path: Path) -> int:
@@ -49,7 +44,9 @@ def import_record(conn, path: Path) -> int:
             move = None
             if mine:
                 head = (mine[0]["body"][0]["x"], mine[0]["body"][0]["y"])
-                move = _move_between(request.state, request.you.head, head)
+                move = last_move(head, request.you.head)
+                if next_square(request.state, request.you.head, move) != head:
+                    move = None            # not one step: a record we cannot read
             record = turn_record(request, json.dumps(body).encode(),
                                  Decision(move or "up", method="arena record"), 0.0)
             record = replace(record, received_at=started + 0.5 * index, answer_ms=None)
