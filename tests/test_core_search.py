@@ -192,3 +192,43 @@ def test_the_arena_styles_are_compiled_searches_with_their_weights():
         SearchStrategy(style="berserk", engine="compiled")
     with pytest.raises(ValueError):
         SearchStrategy(style="grower")          # the Python search has only the default
+
+
+def test_exact_root_scores_are_each_moves_own_value():
+    """With ``exact_root`` every root move is searched with a full window (self-play learns
+    all four moves' values): the best move and value stay those of the normal search, and
+    each move's score is its minimax value, the worst of the opponent's replies each
+    searched one ply less from the position after both moves (checked in 1v1 standard,
+    where no food spawns in the search and the turn number changes nothing)."""
+    import time
+
+    from snake.core.search import PROVEN, run
+    checked = 0
+    for k, state in enumerate(positions(seed=8, count=3000)):
+        living = [s for s in state.board.snakes if s.alive]
+        if k % 20 or len(living) != 2 or state.game.ruleset.name != "standard":
+            continue
+        you, them = living
+        index = {s.id: i for i, s in enumerate(state.board.snakes)}
+
+        def search(st, depth, exact=False):
+            return run(core.encode(st), index[you.id], [index[them.id]], [],
+                       deadline=time.perf_counter() + 600, max_depth=depth, exact_root=exact)
+
+        plain, exact = search(state, 3), search(state, 3, exact=True)
+        assert (exact.move, exact.score, exact.depth) == (plain.move, plain.score, plain.depth)
+        for move, score in exact.root_scores.items():
+            assert score <= plain.root_scores[move] + 1e-9     # the plain one is a bound
+            if abs(score) >= PROVEN / 2:
+                continue
+            replies = []
+            for reply in rules.candidate_moves(state, them):
+                after = rules.apply_rules(state, {you.id: MOVES[move], them.id: reply})
+                mine = next(s for s in after.board.snakes if s.id == you.id)
+                if rules.is_game_over(after) or len(rules.candidate_moves(after, mine)) < 2:
+                    break       # a terminal or one-move child: valued without depth
+                replies.append(search(after, 2).score)
+            else:
+                assert abs(score - min(replies)) < 1e-9, (move, score, replies)
+                checked += 1
+    assert checked >= 40

@@ -44,8 +44,19 @@ def test_selfplay_writes_positions_with_blended_targets(reference, tmp_path):
         assert np.allclose(z["targets"], 0.25 * z["results"] + 0.75 * z["scores"], atol=1e-6)
         assert set(np.unique(z["results"])) <= {0.0, 0.5, 1.0} or z["results"].max() <= 1
         assert ((0 <= z["scores"]) & (z["scores"] <= 1)).all()
+        # every move has a target: the played one the blend, the others their exact search
+        # scores, never above the played move's score (the search played its best)
+        each = z["move_targets"]
+        assert each.shape == (len(z["moves"]), 4) and ((0 <= each) & (each <= 1)).all()
+        rows = np.arange(len(z["moves"]))
+        assert np.allclose(each[rows, z["moves"]], z["targets"])
+        others = each.copy()
+        others[rows, z["moves"]] = -1
+        assert (others.max(axis=1) <= z["scores"] + 1e-6).all()
+        assert (others > 0).any() and (others == 0).any()    # real scores, and certain deaths
     train = load_split(out, "train")     # what the trainer reads
     assert len(train) == sum(len(z["moves"]) for name, z in written.items() if name.startswith("train"))
+    assert train.move_targets is not None and train.move_targets.shape == (len(train), 4)
 
 
 def test_selfplay_is_reproducible_and_resumes(reference, tmp_path):
@@ -78,3 +89,18 @@ def test_the_same_run_on_a_ray_cluster(reference, tmp_path):
 def test_scores_as_probabilities():
     assert score_target(999.0) == 1.0 and score_target(-990.0) == 0.0
     assert score_target(0.0) == 0.5 and score_target(0.5) == 0.75 and score_target(-1.0) == 0.0
+
+
+def test_a_generation_plays_with_its_network_in_the_leaves(reference, tmp_path):
+    """``--weights``: the search values leaves with that network (the learning loop's later
+    generations), so the same games are scored differently; a bad file stops the run."""
+    from pathlib import Path
+    weights = Path(__file__).resolve().parents[1] / "weights" / "nnue.npz"
+    meta = run(tmp_path / "net", "--weights", str(weights), "--network-weight", "0.5")
+    assert meta["weights"] == str(weights) and meta["network_weight"] == 0.5
+    a, b = shards(reference[0]), shards(tmp_path / "net")
+    common = [name for name in a if name in b and len(a[name]["scores"]) and len(b[name]["scores"])]
+    assert common
+    assert any(not np.array_equal(a[n]["scores"][:20], b[n]["scores"][:20]) for n in common)
+    with pytest.raises(SystemExit):
+        run(tmp_path / "bad", "--weights", str(tmp_path / "missing.npz"))

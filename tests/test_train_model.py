@@ -6,7 +6,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from nnue.network import Network  # noqa: E402
-from nnue.train.model import NnueModel, make_optimisers, played_move_loss  # noqa: E402
+from nnue.train.model import NnueModel, all_moves_loss, make_optimisers, played_move_loss  # noqa: E402
 
 
 def test_loss_gradient_reaches_only_the_played_moves_output():
@@ -37,6 +37,19 @@ def test_changing_other_outputs_changes_neither_loss_nor_gradient():
         results.append((loss.item(), logits.grad[torch.arange(3), moves].clone()))
     assert results[0][0] == pytest.approx(results[1][0])
     assert torch.equal(results[0][1], results[1][1])
+
+
+def test_with_a_target_per_move_every_output_learns():
+    """Self-play scores every move: the loss is the mean of the four moves' cross-entropies,
+    and each output gets its own gradient, pulling it toward its own target."""
+    logits = torch.zeros((1, 4), requires_grad=True)
+    targets = torch.tensor([[1.0, 0.0, 0.5, 0.25]])
+    loss = all_moves_loss(logits, targets)
+    assert float(loss.detach()) == pytest.approx(np.log(2))
+    loss.backward()
+    grad = logits.grad.numpy()[0]
+    # d/dz of BCE(sigmoid z, t) at z = 0 is (0.5 - t), averaged over 4 moves
+    assert np.allclose(grad, (0.5 - targets.numpy()[0]) / 4)
 
 
 def test_loss_is_binary_cross_entropy_of_the_sigmoid():

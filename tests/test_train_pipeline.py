@@ -50,6 +50,28 @@ def test_tiny_run_exports_a_loadable_network(data_dir, tmp_path, capsys):
     assert "standard 7x7" in table and "all" in table
 
 
+def test_self_play_data_trains_every_move_and_exports(data_dir, tmp_path):
+    """Self-play shards carry a target per move: the trainer learns all four outputs
+    (``--loss auto``), its validation loss is every move's, and the export loads."""
+    from nnue.train import selfplay
+
+    data = tmp_path / "sp"
+    selfplay.main(["--out", str(data), "--games", "6", "--nodes", "60", "--chunk", "1",
+                   "--seed", "11", "--workers", "1", "--holdout", "0.25", "--quiet"])   # all 3 splits
+    run = tmp_path / "run"
+    state = fit.fit(fit_args(data, run, "--epochs", "2"))
+    history = json.loads((run / "history.json").read_text())
+    assert history["config"]["loss"] == "moves"
+    val = fit.load_split(data, "val")
+    model, _ = fit.load_model(run / "best.pt")
+    assert state["best_val"] == pytest.approx(fit.mean_loss(model, val, all_moves=True))
+    with pytest.raises(SystemExit, match="move targets"):     # random games have none
+        fit.fit(fit_args(data_dir, tmp_path / "r2", "--loss", "moves"))
+    net_path = tmp_path / "w" / "nnue.npz"
+    export.export(run, data, net_path, command="test", threads=1)
+    assert Network.load(net_path).hidden == (8, 4)
+
+
 def test_resume_continues_where_the_run_stopped(data_dir, tmp_path):
     straight = tmp_path / "straight"
     fit.fit(fit_args(data_dir, straight, "--epochs", "2"))

@@ -138,6 +138,7 @@ class RecordedGame:
     snake_ids: list[str] = field(default_factory=list)
     turns: list[int] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)       # self-play's search scores
+    move_scores: list[np.ndarray] = field(default_factory=list)   # self-play: all four moves
     targets: dict[str, float] = field(default_factory=dict)
     length: int = 0
     capped: bool = False
@@ -161,8 +162,9 @@ def random_player(state: GameState, snake, rng: random.Random) -> tuple[str, flo
 def record_game(spec: DataGame, max_turns: int = DEFAULT_MAX_TURNS, player=random_player,
                 prefix: str = "datagen") -> RecordedGame:
     """Play game ``spec`` through the rules engine, every living snake moved by
-    ``player(state, snake, rng) -> (move, score)``, and record each position whose score is
-    not ``None`` (with it: self-play's search score; ``nan`` for the random snake)."""
+    ``player(state, snake, rng) -> (move, score[, move_scores])``, and record each position
+    whose score is not ``None`` (with it: self-play's search score, ``nan`` for the random
+    snake; and, from a player that gives them, the four moves' scores)."""
     rng = random.Random(spec.seed)
     state = start_game(spec, rng, prefix)
     played = RecordedGame(spec)
@@ -175,7 +177,7 @@ def record_game(spec: DataGame, max_turns: int = DEFAULT_MAX_TURNS, player=rando
         for snake in state.board.snakes:
             if snake.eliminated_cause:
                 continue
-            move, score = player(state, snake, rng)
+            move, score, *move_scores = player(state, snake, rng)
             moves[snake.id] = move
             moves_made[snake.id] += 1
             if score is None:
@@ -188,6 +190,8 @@ def record_game(spec: DataGame, max_turns: int = DEFAULT_MAX_TURNS, player=rando
             played.snake_ids.append(snake.id)
             played.turns.append(state.turn)
             played.scores.append(score)
+            if move_scores:
+                played.move_scores.append(np.asarray(move_scores[0], np.float32))
         state = rules.play_turn(state, moves, rng)
     played.length = state.turn
     played.targets = game_targets(state, moves_made)

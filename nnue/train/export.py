@@ -62,19 +62,32 @@ def export(run: str | Path, data: str | Path, out: str | Path, *, checkpoint: st
     torch_scores = predict_all(model, test)
     torch_loss = float(bce(played(torch_scores, test.moves), test.targets).mean())
 
+    all_moves = ck.get("config", {}).get("loss") == "moves"
+    move_losses = {}
+    if all_moves and val.move_targets is not None and test.move_targets is not None:
+        move_losses = {"validation_loss_every_move": float(bce(predict_all(model, val), val.move_targets).mean()),
+                       "test_loss_every_move": float(bce(torch_scores, test.move_targets).mean())}
+    capped = meta.get("capped_games", 0)
+    self_play = meta.get("source") == "self-play"
+    generator = (f"nnue.train.selfplay: the compiled search at {meta.get('nodes')} nodes a move, "
+                 f"lambda {meta.get('lambda')}, up to {meta.get('opening')} random first turns"
+                 if self_play else
+                 "nnue.train.datagen: random snakes (no move back onto the own neck), "
+                 "all six rulesets x 7x7/11x11/19x19")
+
     train_targets = [np.load(p, allow_pickle=False)["targets"]
                      for p in sorted(Path(data).glob("train-*.npz"))]
     train_mean = float(np.concatenate(train_targets).astype(np.float64).mean()) if train_targets else None
 
     manifest: dict[str, Any] = {
-        "trained_by": "nnue.train (supervised, SPEC section 5)",
+        "trained_by": ("nnue.train on self-play (search scores and results)" if self_play
+                       else "nnue.train (supervised, SPEC section 5)"),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "data": {
-            "generator": "nnue.train.datagen: random snakes (no move back onto the own neck), "
-                         "all six rulesets x 7x7/11x11/19x19",
+            "generator": generator,
             "seed": meta.get("seed"), "command": meta.get("command"),
             "games": meta.get("games"), "positions": meta.get("positions"),
-            "max_turns": meta.get("max_turns"), "capped_games": sum(meta.get("capped_games", [])),
+            "max_turns": meta.get("max_turns"), "capped_games": capped if isinstance(capped, int) else sum(capped),
             "datagen_seconds": meta.get("seconds"), "datagen_workers": meta.get("workers"),
             "games_per_block": {s: _per_block(meta, s, "games") for s in SPLITS},
             "positions_per_block": {s: _per_block(meta, s, "positions") for s in SPLITS},
@@ -92,8 +105,11 @@ def export(run: str | Path, data: str | Path, out: str | Path, *, checkpoint: st
         },
         "note": note,
         "evaluated_on": str(eval_data),
-        "loss": "binary cross-entropy of sigmoid(output of the played move) vs WDL target",
+        "loss": ("binary cross-entropy of sigmoid(every move's output) vs its target (trained); "
+                 "validation_loss and test_loss: the played move's" if all_moves else
+                 "binary cross-entropy of sigmoid(output of the played move) vs WDL target"),
         "validation_loss": val_loss,
+        **move_losses,
         "test_loss_torch": torch_loss,
         "export_command": command,
         "quantisation": "w1 int8 with one float32 scale per hidden unit, b1 int32 in those "

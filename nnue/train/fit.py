@@ -4,7 +4,10 @@
         [--epochs 30] [--batch-size 1024] [--lr 1e-3] [--patience 3] [--resume]
 
 Loss: binary cross-entropy between ``sigmoid(out[played move])`` and the WDL target, on the
-played move only (:func:`nnue.train.model.played_move_loss`). Optimisers: ``SparseAdam`` for
+played move only (:func:`nnue.train.model.played_move_loss`); on self-play data, whose
+shards carry a target for every move (``move_targets``: the played move's blend of result
+and score, the others' exact search scores), all four outputs learn
+(:func:`nnue.train.model.all_moves_loss`; ``--loss played`` keeps the played move only). Optimisers: ``SparseAdam`` for
 the 32M-weight first layer (a step updates only the rows of features active in the batch)
 and ``Adam`` for the rest.
 
@@ -37,19 +40,29 @@ import numpy as np
 import torch
 
 from .metrics import bce
-from .model import NnueModel, make_optimisers, played_move_loss
+from .model import NnueModel, all_moves_loss, make_optimisers, played_move_loss
 from .plot import plot_curves
 from snake.progress import Progress
 from .shards import Positions, load_split
 
 
-def batch_tensors(pos: Positions, rows: np.ndarray) -> tuple[torch.Tensor, ...]:
-    """``(indices, offsets, moves, targets)`` tensors of the positions ``rows``."""
+def batch_tensors(pos: Positions, rows: np.ndarray, all_moves: bool = False) -> tuple[torch.Tensor, ...]:
+    """``(indices, offsets, moves, targets)`` tensors of the positions ``rows``; with
+    ``all_moves`` the targets are the ``[B, 4]`` move targets."""
     sub = pos.select(rows)
+    targets = sub.move_targets if all_moves else sub.targets
     return (torch.from_numpy(sub.indices.astype(np.int64)),
             torch.from_numpy(sub.offsets[:-1].copy()),
             torch.from_numpy(sub.moves.astype(np.int64)),
-            torch.from_numpy(sub.targets.astype(np.float32)))
+            torch.from_numpy(np.ascontiguousarray(targets, dtype=np.float32)))
+
+
+def batch_loss(model: NnueModel, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
+    """The training loss of one batch of :func:`batch_tensors`: every move's when the
+    targets are per move, else the played move's."""
+    idx, off, moves, targets = batch
+    logits = model(idx, off)
+    return all_moves_loss(logits, targets) if targets.dim() == 2 else played_move_loss(logits, moves, targets)
 
 
 def epoch_batches(pos: Positions, batch_size: int, seed: int, epoch: int) -> list[np.ndarray]:
@@ -93,8 +106,13 @@ def predict_all(model: NnueModel, pos: Positions, batch_size: int = 4096) -> np.
     return out
 
 
-def mean_loss(model: NnueModel, pos: Positions) -> float:
-    return float(bce(predict_played(model, pos), pos.targets).mean()) if len(pos) else float("nan")
+def mean_loss(model: NnueModel, pos: Positions, all_moves: bool = False) -> float:
+    """The loss over ``pos``: the played move's, or (``all_moves``) every move's."""
+    if not len(pos):
+        return float("nan")
+    if all_moves:
+        return float(bce(predict_all(model, pos).astype(np.float64), pos.move_targets).mean())
+    return float(bce(predict_played(model, pos), pos.targets).mean())
 
 
 def _save_atomic(obj: Any, path: Path) -> None:
@@ -135,6 +153,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--init", default="",
                     help="start from the weights of this best.pt/checkpoint.pt (a new run, "
                          "fresh optimisers: e.g. continue on a larger data set)")
+    ap.add_argument("--loss", choices=("auto", "moves", "played"), default="auto",
+                    help="moves: all four outputs (needs self-play's move targets); played: the "
+                         "played move's only; auto: moves when the data has them")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
     if args.batch_size < 1 or args.epochs < 1 or min(args.hidden) < 1:
@@ -154,9 +175,13 @@ def fit(args: argparse.Namespace, argv: list[str] | None = None) -> dict[str, An
     print(f"data {args.data}: {len(train):,} training and {len(val):,} validation positions "
           f"(loaded in {time.monotonic() - t_load:.1f}s)", file=log, flush=True)
 
+    has_moves = train.move_targets is not None and val.move_targets is not None
+    if args.loss == "moves" and not has_moves:
+        raise SystemExit(f"{args.data}: --loss moves needs move targets (self-play shards)")
+    loss_kind = "moves" if args.loss == "moves" or (args.loss == "auto" and has_moves) else "played"
     config = {"hidden": list(args.hidden), "batch_size": args.batch_size, "lr": args.lr,
               "lr_decay": args.lr_decay, "seed": args.seed, "data": str(args.data),
-              "patience": args.patience, "max_epochs": args.epochs}
+              "patience": args.patience, "max_epochs": args.epochs, "loss": loss_kind}
     ck_path, best_path = run / "checkpoint.pt", run / "best.pt"
     torch.manual_seed(args.seed)
     model = NnueModel(tuple(args.hidden))
@@ -181,7 +206,8 @@ def fit(args: argparse.Namespace, argv: list[str] | None = None) -> dict[str, An
         if ck["config"]["hidden"] != config["hidden"]:
             raise SystemExit(f"{ck_path}: hidden sizes {ck['config']['hidden']} differ from "
                              f"--hidden {config['hidden']}")
-        config = ck["config"] | {"max_epochs": args.epochs, "patience": args.patience}
+        config = {"loss": "played"} | ck["config"] | {"max_epochs": args.epochs,
+                                                       "patience": args.patience}
         model.load_state_dict(ck["model"])
         sparse_opt.load_state_dict(ck["sparse_opt"])
         dense_opt.load_state_dict(ck["dense_opt"])
@@ -191,6 +217,9 @@ def fit(args: argparse.Namespace, argv: list[str] | None = None) -> dict[str, An
         print(f"resumed {ck_path}: epoch {state['epoch'] + 1}, batch {state['step_in_epoch']}, "
               f"{state['steps']} steps done", file=log, flush=True)
     command = " ".join(["python -m nnue.train.fit", *(argv if argv is not None else sys.argv[1:])])
+    all_moves = config["loss"] == "moves"
+    print(f"loss: {'every move (move targets)' if all_moves else 'the played move'}",
+          file=log, flush=True)
 
     def set_lr(epoch: int) -> None:
         lr = config["lr"] * config["lr_decay"] ** epoch
@@ -237,10 +266,11 @@ def fit(args: argparse.Namespace, argv: list[str] | None = None) -> dict[str, An
         bar = None if args.quiet else Progress(len(batches), f"epoch {epoch + 1}", unit="batch",
                                                start=state["step_in_epoch"], stream=sys.stderr)
         for b in range(state["step_in_epoch"], len(batches)):
-            idx, off, moves, targets = batch_tensors(train, batches[b])
+            batch = batch_tensors(train, batches[b], all_moves)
+            targets = batch[3]
             sparse_opt.zero_grad(set_to_none=True)
             dense_opt.zero_grad(set_to_none=True)
-            loss = played_move_loss(model(idx, off), moves, targets)
+            loss = batch_loss(model, batch)
             loss.backward()
             sparse_opt.step()
             dense_opt.step()
@@ -253,7 +283,7 @@ def fit(args: argparse.Namespace, argv: list[str] | None = None) -> dict[str, An
                 bar.update(1, loss=state["epoch_loss_sum"] / state["epoch_count"])
             if args.val_every and state["steps"] % args.val_every == 0 and b + 1 < len(batches):
                 at = epoch + (b + 1) / len(batches)
-                val_loss = mean_loss(model, val)
+                val_loss = mean_loss(model, val, all_moves)
                 state["val_points"].append({"epoch": round(at, 3), "steps": state["steps"],
                                             "val_loss": val_loss})
                 best = keep_if_best(val_loss, at)
@@ -268,7 +298,7 @@ def fit(args: argparse.Namespace, argv: list[str] | None = None) -> dict[str, An
             bar.close()
         if state["stopped"]:
             # Stopped inside an epoch: its weights may already beat the best epoch's.
-            val_loss = mean_loss(model, val)
+            val_loss = mean_loss(model, val, all_moves)
             at = epoch + state["step_in_epoch"] / len(batches)
             state.setdefault("val_points", []).append(
                 {"epoch": round(at, 3), "steps": state["steps"], "val_loss": val_loss})
@@ -278,7 +308,7 @@ def fit(args: argparse.Namespace, argv: list[str] | None = None) -> dict[str, An
             checkpoint()
             break
         train_loss = state["epoch_loss_sum"] / max(state["epoch_count"], 1)
-        val_loss = mean_loss(model, val)
+        val_loss = mean_loss(model, val, all_moves)
         record = {"epoch": epoch + 1, "train_loss": train_loss, "val_loss": val_loss,
                   "steps": state["steps"], "lr": config["lr"] * config["lr_decay"] ** epoch,
                   "seconds": round(state["train_seconds"], 1)}

@@ -4,7 +4,8 @@ Layers (SPEC section 4): a sparse first layer over the 63720 binary features, su
 the active ones (``nn.EmbeddingBag(mode="sum", sparse=True)`` plus a bias: this *is* the
 accumulator), ReLU, a dense hidden layer, ReLU, and four outputs, one per move in the order
 up, down, left, right. :meth:`NnueModel.forward` returns logits; the sigmoid that maps them
-into WDL space is part of the loss (:func:`played_move_loss`) and of the numpy network.
+into WDL space is part of the loss (:func:`played_move_loss`, or :func:`all_moves_loss` for
+data with a target per move) and of the numpy network.
 """
 
 from __future__ import annotations
@@ -71,6 +72,15 @@ def played_move_loss(logits: torch.Tensor, moves: torch.Tensor, targets: torch.T
     of a position get exactly zero gradient (SPEC section 5)."""
     chosen = logits.gather(1, moves.long().view(-1, 1)).squeeze(1)
     return F.binary_cross_entropy_with_logits(chosen, targets.float(), reduction=reduction)
+
+
+def all_moves_loss(logits: torch.Tensor, targets: torch.Tensor,
+                   reduction: str = "mean") -> torch.Tensor:
+    """Binary cross-entropy between all four ``sigmoid(logits[i, m])`` and
+    ``targets[i, m]`` (self-play's ``move_targets``: the search scored every move), averaged
+    over moves; ``reduction="none"`` gives one value per position."""
+    loss = F.binary_cross_entropy_with_logits(logits, targets.float(), reduction="none").mean(dim=1)
+    return loss.mean() if reduction == "mean" else loss
 
 
 def make_optimisers(model: NnueModel, lr: float) -> tuple[torch.optim.Optimizer, torch.optim.Optimizer]:

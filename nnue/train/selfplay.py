@@ -2,12 +2,14 @@
 
     python -m nnue.train.selfplay --out data/sp1 --games 2000 [--nodes 20000] [--lambda 0.5]
         [--workers 2 | --ray auto] [--seed 1] [--opening 6] [--chunk 20]
+        [--weights runs/loop/gen-1/nnue.npz --network-weight 0.5]
 
 **Games.** Game ``n`` depends only on ``(seed, n)``. Its kind is drawn from :data:`KINDS`,
 weighted by how Battlesnake is played: 11x11 standard first (duels and four-snake games),
 then royale, wrapped, constrictor, the other board sizes, squad and solo. Every snake is the
-default search (:mod:`snake.core.search`: paranoid alpha-beta, board control) limited to
-``--nodes`` nodes per move, not to a time: the games are reproducible and do not depend on
+default search (:mod:`snake.core.search`: paranoid alpha-beta, board control; with
+``--weights``, leaves valued ``(1 - w) * board control + w * network`` at ``w`` =
+``--network-weight``) limited to ``--nodes`` nodes per move, not to a time: the games are reproducible and do not depend on
 the machine's load. Openings are diverse: each game starts with a random number (0 to
 ``--opening``) of turns in which every snake plays a random move that is not certain death
 (:func:`snake.strategy.random_move` on the filter's moves). Food spawns as in the rules.
@@ -18,7 +20,10 @@ game's result for it (SPEC section 5: 1 win, 0.5 draw, 0 loss; solo ``min(T/100,
 its search's score mapped to [0, 1] (a proven win 1, a proven loss 0, a board-control value
 ``v`` in (-1, 1) as ``(v + 1) / 2``). The target is ``lambda * result + (1 - lambda) * score``
 (nnue-pytorch's lambda); the shards also keep ``results`` and ``scores`` apart, so the data
-can be blended again.
+can be blended again. The search scores every root move exactly (not only the best), so a
+position also has ``move_targets``, one per move: the played move's blended target, the
+others' search scores, 0 for a move that is certain death; the trainer learns all four
+outputs from them.
 
 **Output** is datagen's: shards ``<split>-<chunk>.npz`` (:mod:`nnue.train.shards`), a marker
 ``chunk-<n>.json`` per finished chunk (a rerun resumes: finished chunks are skipped), and
@@ -46,6 +51,7 @@ import numpy as np
 
 from nnue.features import N_BLOCKS
 from snake.board import GameState, MoveRequest
+from snake.rules import MOVES
 from snake.progress import Progress
 from snake.strategy import random_move
 
@@ -91,20 +97,41 @@ def score_target(score: float) -> float:
     return float(min(max((score + 1.0) / 2.0, 0.0), 1.0))
 
 
-def play_game(spec: SelfPlayGame, nodes: int, max_turns: int = DEFAULT_MAX_TURNS) -> RecordedGame:
+_NETWORKS: dict[str, object] = {}
+
+
+def _network(path: str):
+    """The network of ``path``, loaded once per process."""
+    if path not in _NETWORKS:
+        from nnue.network import Network
+        _NETWORKS[path] = Network.load(path)
+    return _NETWORKS[path]
+
+
+def play_game(spec: SelfPlayGame, nodes: int, max_turns: int = DEFAULT_MAX_TURNS,
+              weights: str | None = None, network_weight: float = 0.0) -> RecordedGame:
     """Play ``spec`` with the compiled search at ``nodes`` per move for every snake
-    (random moves, not recorded, in the opening): datagen's game loop with this player."""
+    (random moves, not recorded, in the opening): datagen's game loop with this player.
+    The search scores every root move exactly (``exact_root``), so each position also
+    keeps the four moves' scores: a move that is certain death scores 0. With ``weights``
+    the search values its leaves with that network at ``network_weight`` (a generation of
+    :mod:`nnue.train.loop` playing the next one's data)."""
     from snake.search.strategy import SearchStrategy
 
-    search = SearchStrategy(think_ms=None, max_nodes=nodes, engine="compiled", max_concurrent=None)
+    network = _network(weights) if weights and network_weight > 0 else None
+    search = SearchStrategy(network, evaluator="auto", think_ms=None, max_nodes=nodes,
+                            engine="compiled", max_concurrent=None, exact_root=True,
+                            network_weight=network_weight if network is not None else 1.0)
 
-    def player(state: GameState, snake, rng: random.Random) -> tuple[str, float | None]:
+    def player(state: GameState, snake, rng: random.Random):
         if state.turn < spec.opening:
             return random_move(state, snake, rng), None
         result = search.search(MoveRequest(state, snake))
         if result.move is None:
-            return random_move(state, snake, rng), 0.5
-        return result.move, score_target(result.score)
+            return random_move(state, snake, rng), 0.5, np.full(4, 0.5, np.float32)
+        move_scores = np.array([score_target(result.scores[m]) if m in result.scores else 0.0
+                                for m in MOVES], np.float32)
+        return result.move, score_target(result.score), move_scores
 
     return record_game(spec, max_turns, player, prefix="selfplay")
 
@@ -112,37 +139,43 @@ def play_game(spec: SelfPlayGame, nodes: int, max_turns: int = DEFAULT_MAX_TURNS
 def run_chunk(task: tuple) -> dict:
     """Play games ``[first, first + count)`` and write this chunk's shards (skipped when its
     marker exists); returns its counts."""
-    out, seed, chunk, first, count, nodes, opening, lam, max_turns, holdout = task
+    out, seed, chunk, first, count, nodes, opening, lam, max_turns, holdout, weights, weight = task
     out_dir = Path(out)
     marker = out_dir / f"chunk-{chunk:05d}.json"
     if marker.is_file():
         return json.loads(marker.read_text()) | {"skipped": True}
     t0 = time.monotonic()
     builders = {s: PositionBuilder() for s in SPLITS}
-    extra = {s: ([], []) for s in SPLITS}       # results, scores
+    extra = {s: ([], [], []) for s in SPLITS}       # results, scores, move targets
     counts = {s: {"games": [0] * N_BLOCKS, "positions": [0] * N_BLOCKS} for s in SPLITS}
     capped = 0
     for number in range(first, first + count):
         spec = selfplay_game(seed, number, opening, holdout)
-        game = play_game(spec, nodes, max_turns)
+        game = play_game(spec, nodes, max_turns, weights, weight)
         if game.capped:
             capped += 1
             continue
         b = builders[spec.split]
-        results, scores = extra[spec.split]
-        for feats, move, sid, turn, score in zip(game.features, game.moves, game.snake_ids,
-                                                 game.turns, game.scores):
+        results, scores, move_targets = extra[spec.split]
+        for feats, move, sid, turn, score, each in zip(game.features, game.moves, game.snake_ids,
+                                                       game.turns, game.scores, game.move_scores):
             result = game.targets[sid]
-            b.add(feats, move, lam * result + (1 - lam) * score, spec.block, number, turn)
+            target = lam * result + (1 - lam) * score
+            b.add(feats, move, target, spec.block, number, turn)
             results.append(result)
             scores.append(score)
+            # the other moves' targets are their search scores (their result is unknown)
+            each = each.copy()
+            each[move] = target
+            move_targets.append(each)
         counts[spec.split]["games"][spec.block] += 1
         counts[spec.split]["positions"][spec.block] += len(game.moves)
     for split, b in builders.items():
         if len(b):
             path = out_dir / f"{split}-{chunk:05d}.npz"
             save_shard(path, b.build(), results=np.asarray(extra[split][0], np.float32),
-                       scores=np.asarray(extra[split][1], np.float32))
+                       scores=np.asarray(extra[split][1], np.float32),
+                       move_targets=np.asarray(extra[split][2], np.float32).reshape(-1, 4))
     result = {"chunk": chunk, "first": first, "count": count, "blocks": list(BLOCK_NAMES),
               "counts": counts, "capped": capped, "seconds": time.monotonic() - t0}
     tmp = marker.with_name(marker.name + ".tmp")
@@ -177,14 +210,16 @@ def generate(args: argparse.Namespace, argv: list[str] | None = None) -> dict:
     meta_path = out / "meta.json"
     settings = {"seed": args.seed, "chunk": args.chunk, "nodes": args.nodes,
                 "opening": args.opening, "lambda": args.lam, "max_turns": args.max_turns,
-                "holdout": args.holdout}
+                "holdout": args.holdout, "weights": args.weights,
+                "network_weight": args.network_weight if args.weights else None}
     if meta_path.is_file():
         old = json.loads(meta_path.read_text())
         if {k: old.get(k) for k in settings} != settings:
             raise SystemExit(f"{out} holds self-play made with other settings "
                              f"({ {k: old.get(k) for k in settings} }); use another --out")
     tasks = [(str(out), args.seed, c, first, min(args.chunk, args.games - first), args.nodes,
-              args.opening, args.lam, args.max_turns, args.holdout)
+              args.opening, args.lam, args.max_turns, args.holdout, args.weights,
+              settings["network_weight"])
              for c, first in enumerate(range(0, args.games, args.chunk))]
     meta_path.write_text(json.dumps(settings | {"games_requested": args.games}, indent=1))
     done_before = sum(t[4] for t in tasks if (out / f"chunk-{t[2]:05d}.json").is_file())
@@ -243,6 +278,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--out", required=True, help="data directory (created; a rerun resumes)")
     ap.add_argument("--games", type=int, required=True)
     ap.add_argument("--nodes", type=int, default=DEFAULT_NODES, help="search nodes per move")
+    ap.add_argument("--weights", default=None,
+                    help="a network the search values its leaves with (default: board control only)")
+    ap.add_argument("--network-weight", type=float, default=0.5,
+                    help="with --weights: the network's share of a leaf's value (0.5)")
     ap.add_argument("--lambda", dest="lam", type=float, default=0.5,
                     help="target = lambda * result + (1 - lambda) * search score (0.5)")
     ap.add_argument("--opening", type=int, default=6, help="at most this many random first turns")
@@ -258,6 +297,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         ap.error("--lambda must be in [0, 1]")
     if min(args.games, args.nodes, args.workers, args.chunk, args.max_turns) < 1:
         ap.error("--games, --nodes, --workers, --chunk and --max-turns must be positive")
+    if not 0 < args.network_weight <= 1:
+        ap.error("--network-weight must be in (0, 1]")
+    if args.weights:
+        from nnue.network import Network
+        try:        # a bad file stops the run here, not in every worker
+            if not Network.load(args.weights).quantised:
+                ap.error(f"--weights {args.weights}: the compiled search needs a quantised network")
+        except (OSError, ValueError) as exc:     # NetworkFileError is a ValueError
+            ap.error(f"--weights {args.weights}: {exc}")
+        args.weights = str(Path(args.weights).resolve())
     return args
 
 

@@ -16,6 +16,11 @@ name             dtype    shape      meaning
 ``turns``        int32    [N]        the turn of the position
 ===============  =======  =========  =========================================================
 
+Self-play shards (:mod:`nnue.train.selfplay`) add ``results`` and ``scores`` (float32 [N]: the
+game's result and the search's score, blended into ``targets``) and ``move_targets``
+(float32 [N, 4]: a target for every move, the played one's equal to ``targets``); the
+trainer learns all four outputs from a split whose every shard has ``move_targets``.
+
 Block numbers are those of the feature layout (:data:`nnue.features.BLOCKS`: by board
 size, then ruleset), and ``block_names`` says so in the file. A shard without
 ``block_names`` was written before the layout owned the numbering: its ``blocks`` are
@@ -63,6 +68,7 @@ class Positions:
     blocks: np.ndarray
     games: np.ndarray
     turns: np.ndarray
+    move_targets: np.ndarray | None = None     # [N, 4], self-play only
 
     def __len__(self) -> int:
         return len(self.moves)
@@ -87,7 +93,8 @@ class Positions:
         # starts[row] + (k - offsets[row]).
         gather = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
         return Positions(self.indices[gather], offsets, self.moves[rows], self.targets[rows],
-                         self.blocks[rows], self.games[rows], self.turns[rows])
+                         self.blocks[rows], self.games[rows], self.turns[rows],
+                         None if self.move_targets is None else self.move_targets[rows])
 
     @classmethod
     def concatenate(cls, parts: list[Positions]) -> Positions:
@@ -104,7 +111,9 @@ class Positions:
                    np.concatenate([p.targets for p in parts]),
                    np.concatenate([p.blocks for p in parts]),
                    np.concatenate([p.games for p in parts]),
-                   np.concatenate([p.turns for p in parts]))
+                   np.concatenate([p.turns for p in parts]),
+                   None if any(p.move_targets is None for p in parts)
+                   else np.concatenate([p.move_targets for p in parts]))
 
 
 class PositionBuilder:
@@ -169,6 +178,8 @@ def load_shard(path: str | Path) -> Positions:
                 raise ShardError(f"{path}: missing arrays {missing}")
             p = Positions(**{n: npz[n] for n in _FIELDS})
             p.blocks = _renumber_blocks(npz, path)
+            if "move_targets" in npz.files:
+                p.move_targets = npz["move_targets"]
     except ShardError:
         raise
     except (OSError, ValueError, EOFError, KeyError) as exc:
@@ -187,10 +198,17 @@ def load_shard(path: str | Path) -> Positions:
         raise ShardError(f"{path}: feature index out of range")
     if n and (np.isnan(p.targets).any() or p.targets.min() < 0 or p.targets.max() > 1):
         raise ShardError(f"{path}: target outside [0, 1]")
+    each = p.move_targets
+    if each is not None:
+        if each.shape != (n, 4):
+            raise ShardError(f"{path}: move_targets has shape {each.shape}, not ({n}, 4)")
+        if n and (np.isnan(each).any() or each.min() < 0 or each.max() > 1):
+            raise ShardError(f"{path}: move target outside [0, 1]")
+        each = each.astype(np.float32, copy=False)
     return Positions(p.indices.astype(np.int32, copy=False), p.offsets.astype(np.int64, copy=False),
                      p.moves.astype(np.uint8, copy=False), p.targets.astype(np.float32, copy=False),
                      p.blocks.astype(np.uint8, copy=False), p.games.astype(np.int64, copy=False),
-                     p.turns.astype(np.int32, copy=False))
+                     p.turns.astype(np.int32, copy=False), each)
 
 
 def _renumber_blocks(npz, path: Path) -> np.ndarray:

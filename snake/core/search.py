@@ -511,12 +511,16 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, m
 @njit(**_JIT)
 def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
            table_keys, table_values, table_info, zobrist, zobrist_health, zobrist_food,
-           history, work, result, root_scores, iterations, pv_out, pvs, net, nn):
+           history, work, result, root_scores, iterations, pv_out, pvs, net, nn, exact_root):
     """Iterative deepening from ``root`` until ``deadline`` (monotonic seconds), ``max_nodes``
     or ``max_depth``. Writes ``result`` (best move, score, depth, nodes, stop reason,
     iterations recorded, principal variation length), ``root_scores`` (per move, of the last
     completed iteration; -INF for moves not searched), ``iterations`` (rows: depth, move,
-    score, nodes, ms) and ``pv_out`` (rows: your move, the opponents' joint code)."""
+    score, nodes, ms) and ``pv_out`` (rows: your move, the opponents' joint code).
+
+    A root move after the best is searched only to show it is no better, so its score is
+    an upper bound; with ``exact_root`` every root move gets a full window and an exact
+    score (more nodes: for training data, which learns every move's value)."""
     n = g[G_N]
     started = monotonic()
     stack = np.zeros((MAX_PLY + 2, g[G_SIZE]), dtype=np.int32)
@@ -573,17 +577,18 @@ def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
         for a in range(n_root):
             # PVS: a move after the first is asked only whether it beats alpha, and
             # searched in full when it does.
-            null_window = pvs and a > 0 and alpha > -INF
+            window = -INF if exact_root else alpha
+            null_window = pvs and a > 0 and window > -INF
             while True:
                 frame[0, F_DEPTH] = depth
-                bounds[0, B_ALPHA] = alpha
-                bounds[0, B_BETA] = alpha + NULL_WINDOW if null_window else INF
+                bounds[0, B_ALPHA] = window
+                bounds[0, B_BETA] = window + NULL_WINDOW if null_window else INF
                 value = _tree(g, stack, 0, you, opponents, cheap, order[a], ctl, deadline, moves,
                               scratch, frame, bounds, keys_at, salt, table_keys, table_values,
                               table_info, zobrist, zobrist_health, zobrist_food, killers_me,
                               killers_them, history, pv_my, pv_joint, pv_length, line_my,
                               line_joint, line_length, work, no_report, pvs, net, nn)
-                if ctl[C_ABORT] or not null_window or value <= alpha:
+                if ctl[C_ABORT] or not null_window or value <= window:
                     break
                 null_window = False
             if ctl[C_ABORT]:
@@ -721,12 +726,14 @@ def network_stack(packed: Packed, you: int, network, weight: float) -> tuple[tup
 def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, deadline: float,
         max_nodes: int | None = None, max_depth: int = MAX_PLY - 2,
         table: Table | None = None, salt: int = 0, pvs: bool = True,
-        network=None, network_weight: float = 0.0, style: str = "default") -> CoreResult:
+        network=None, network_weight: float = 0.0, style: str = "default",
+        exact_root: bool = False) -> CoreResult:
     """Search ``packed`` for snake ``you`` (board indices) until ``deadline``
     (``time.perf_counter`` seconds); see :func:`search`. With a (quantised) ``network`` and
     ``network_weight`` > 0 the leaves are valued ``(1 - w) * board control + w * network``,
     the network's accumulator kept along the path from the step's change reports.
-    ``style`` weighs board control's terms (:data:`snake.core.control.STYLES`)."""
+    ``style`` weighs board control's terms (:data:`snake.core.control.STYLES`);
+    ``exact_root`` gives every root move an exact score (:func:`search`)."""
     g = packed.g
     if len(opponents) > MAX_OPPONENTS:
         raise ValueError(f"at most {MAX_OPPONENTS} searched opponents")
@@ -745,7 +752,7 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
            float(deadline), int(max_nodes if max_nodes is not None else 2**62),
            int(max_depth), np.uint64(salt & (2**64 - 1)), table.keys, table.values, table.info, table.zobrist,
            table.zobrist_health, table.zobrist_food, history, workspace(g, style), result,
-           root_scores, iterations, pv, bool(pvs), net, nn)
+           root_scores, iterations, pv, bool(pvs), net, nn, bool(exact_root))
     k = len(opponents)
     line = []
     for q in range(int(result[6])):

@@ -66,7 +66,8 @@ class CompiledAlphaBeta:
 
     def __init__(self, plan: SnakePlan, budget: Budget, max_depth: int,
                  table_mb: float = DEFAULT_TABLE_MB, network: Any | None = None,
-                 network_weight: float = 0.0, style: str = "default") -> None:
+                 network_weight: float = 0.0, style: str = "default",
+                 exact_root: bool = False) -> None:
         self.plan = plan
         self.budget = budget
         self.max_depth = min(max_depth, MAX_PLY - 2)
@@ -74,6 +75,7 @@ class CompiledAlphaBeta:
         self.network = network if network_weight > 0 else None
         self.network_weight = network_weight if network is not None else 0.0
         self.style = style
+        self.exact_root = exact_root
 
     def search(self, state: GameState) -> SearchResult:
         """Raises :class:`snake.core.EncodeError` for a state the core cannot hold."""
@@ -90,7 +92,8 @@ class CompiledAlphaBeta:
                     max_nodes=self.budget.max_nodes, max_depth=self.max_depth, table=table,
                     salt=(salt_of(state.game.id, self.plan.you)
                           ^ _evaluation_salt(self.network_weight, self.style)),
-                    network=self.network, network_weight=self.network_weight, style=self.style)
+                    network=self.network, network_weight=self.network_weight, style=self.style,
+                    exact_root=self.exact_root)
         voronoi = "voronoi" if self.style == "default" else f"voronoi ({self.style})"
         self.evaluator = voronoi if found.evaluated_by_network is False else (
             "nnue" if self.network_weight >= 1.0 else f"{voronoi}+nnue {self.network_weight:g}")

@@ -76,7 +76,8 @@ class SearchStrategy:
     cannot hold is searched in Python). With the compiled engine the ``nnue`` evaluator
     values a leaf ``(1 - network_weight) * board control + network_weight * network``, the
     accumulator kept along the path from the step's change reports. ``table_mb``: the
-    compiled search's transposition table per thread."""
+    compiled search's transposition table per thread. ``exact_root``: every root move gets
+    an exact score, not only the best (compiled engine; self-play's training targets)."""
 
     def __init__(self, network: Any | None = None, *, name: str = "search",
                  algorithm: str = "alphabeta", evaluator: str = "voronoi",
@@ -85,7 +86,7 @@ class SearchStrategy:
                  max_opponents: int | None = None, reach: int = DEFAULT_REACH,
                  max_concurrent: int | None = DEFAULT_MAX_CONCURRENT, engine: str = "python",
                  table_mb: float = DEFAULT_TABLE_MB, network_weight: float = 1.0,
-                 style: str = "default") -> None:
+                 style: str = "default", exact_root: bool = False) -> None:
         if engine not in ENGINES:
             raise ValueError(f"unknown search engine {engine!r}; choose one of {ENGINES}")
         if engine == "compiled" and algorithm != "alphabeta":
@@ -119,6 +120,7 @@ class SearchStrategy:
         self.table_mb = float(table_mb)
         self.network_weight = float(network_weight)
         self.style = style
+        self.exact_root = bool(exact_root)
         self.cores = default_cores()
         self._in_flight = 0
         self._in_flight_lock = threading.Lock()
@@ -168,7 +170,7 @@ class SearchStrategy:
             try:
                 found = CompiledAlphaBeta(plan, budget, self.max_depth, self.table_mb, network,
                                           self.network_weight if network is not None else 0.0,
-                                          self.style).search(state)
+                                          self.style, self.exact_root).search(state)
                 found.note = note
                 return found
             except EncodeError as e:     # an odd state: the readable search plays it
