@@ -1,12 +1,14 @@
 """Search speed: nodes per second and the depth reached in a fixed thinking time.
 
-    python -m bench.search [--ms 400] [--positions 3] [--network] [--profile]
+    python -m bench.search [--ms 400] [--positions 3] [--network [--hidden 128 32 | --weights F]]
+        [--profile] [--threads] [--pvs]
 
 Positions: a few turns into seeded games on 11x11 standard, 1v1 and 4 snakes, every snake
 played by a quick search (so the positions are ones a game really reaches). For each
 position, algorithm (paranoid alpha-beta, decoupled UCT) and evaluator (board control;
-with ``--network`` also the NNUE, a random network of the real size as no trained one is
-needed for speed), one search of ``--ms`` milliseconds (wall clock: the machine may be
+with ``--network`` also the NNUE: a random network, 512x512 as shipped or ``--hidden``'s
+sizes, as no trained one is needed for speed, or the file ``--weights``; the compiled search
+also with board control and the network half and half, as ``search-blend``), one search of ``--ms`` milliseconds (wall clock: the machine may be
 shared, so the CPU time of the process is printed too, and nodes/s by CPU time). A node
 is one turn played by the rules engine (alpha-beta) or one simulation (MCTS). Figures are
 medians over the positions.
@@ -142,6 +144,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--positions", type=int, default=3, help="positions per scenario (3)")
     parser.add_argument("--network", action="store_true",
                         help="also measure the NNUE evaluator (random 512x512 network)")
+    parser.add_argument("--hidden", type=int, nargs=2, default=None, metavar=("H1", "H2"),
+                        help="--network: the random network's hidden sizes (512 512)")
+    parser.add_argument("--weights", default=None, help="--network: this network file instead")
     parser.add_argument("--profile", action="store_true",
                         help="profile one alpha-beta search on 11x11 1v1")
     parser.add_argument("--threads", action="store_true",
@@ -151,9 +156,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     network = None
-    if args.network:
-        from nnue.network import Network
-        network = Network.random(1, quantise=True)
+    if args.network or args.weights:
+        from nnue.network import HIDDEN, Network
+        network = (Network.load(args.weights) if args.weights else
+                   Network.random(1, tuple(args.hidden or HIDDEN), quantise=True))
+        print(f"network: {args.weights or 'random'}, hidden {network.hidden[0]}x{network.hidden[1]}")
 
     def no_accumulator(request):
         return None
@@ -170,11 +177,14 @@ def main(argv: list[str] | None = None) -> None:
                                               ("python", "alphabeta", "voronoi"),
                                               ("python", "mcts", "voronoi")]
                                              + ([("compiled", "alphabeta", "nnue"),
+                                                 ("compiled", "alphabeta", "blend"),
                                                  ("python", "alphabeta", "nnue"),
                                                  ("python", "mcts", "nnue")] if network else [])):
-            strategy = SearchStrategy(network, algorithm=algorithm, evaluator=evaluator,
-                                      think_ms=args.ms, engine=engine, max_concurrent=None)
-            acc = fresh_accumulator if evaluator == "nnue" else no_accumulator
+            strategy = SearchStrategy(network, algorithm=algorithm,
+                                      evaluator="nnue" if evaluator == "blend" else evaluator,
+                                      think_ms=args.ms, engine=engine, max_concurrent=None,
+                                      network_weight=0.5 if evaluator == "blend" else 1.0)
+            acc = fresh_accumulator if evaluator in ("nnue", "blend") else no_accumulator
             m = measure(strategy, requests, acc)
             print(f"11x11 {label:<8} {engine:<8} {algorithm:<9} {evaluator:<7}: "
                   f"{m['nodes/s']:9,.0f} nodes/s (CPU time {m['cpu nodes/s']:9,.0f}), "
