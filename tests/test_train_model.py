@@ -84,3 +84,19 @@ def test_float_weights_give_the_same_scores_in_numpy():
     net = Network.from_float(**model.float_weights())
     assert net.hidden == (16, 8)
     np.testing.assert_allclose(net.evaluate(active), want, atol=1e-6)
+
+
+def test_a_network_file_loads_back_into_the_model_exactly():
+    """``fit --init weights/nnue.npz``: the quantised file back in float, exported again,
+    is the same file's weights, and gives the same scores."""
+    net = Network.random(5, (16, 8), quantise=True)
+    model = NnueModel.from_network(net)
+    again = Network.from_float(**model.float_weights(), quantise=True)
+    assert np.array_equal(again.w1, net.w1) and np.array_equal(again.b1, net.b1)
+    assert np.allclose(again.w1_scale, net.w1_scale, rtol=1e-6)
+    for name in ("w2", "b2", "w3", "b3"):
+        assert np.array_equal(getattr(again, name), getattr(net, name))
+    active = np.array([3, 700, 5000, 12345])
+    with torch.no_grad():
+        logits = model(torch.from_numpy(active), torch.tensor([0]))
+    assert np.allclose(torch.sigmoid(logits).numpy()[0], net.evaluate(active), atol=1e-5)

@@ -122,7 +122,13 @@ def _save_atomic(obj: Any, path: Path) -> None:
 
 
 def load_model(path: str | Path) -> tuple[NnueModel, dict[str, Any]]:
-    """The model of a ``best.pt`` or ``checkpoint.pt`` and the file's dict."""
+    """The model of a ``best.pt`` or ``checkpoint.pt`` and the file's dict; or of a network
+    file (``.npz``, e.g. the shipped ``weights/nnue.npz``) and its manifest."""
+    if str(path).endswith(".npz"):
+        from nnue.network import Network
+        network = Network.load(path)
+        return NnueModel.from_network(network), {"epoch": None, "manifest": network.manifest,
+                                                 "config": {"data": network.manifest.get("data")}}
     ck = torch.load(path, map_location="cpu", weights_only=False)
     model = NnueModel(tuple(ck["config"]["hidden"]))
     model.load_state_dict(ck["model"])
@@ -151,8 +157,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--resume", action="store_true", help="continue from RUN/checkpoint.pt")
     ap.add_argument("--init", default="",
-                    help="start from the weights of this best.pt/checkpoint.pt (a new run, "
-                         "fresh optimisers: e.g. continue on a larger data set)")
+                    help="start from the weights of this best.pt/checkpoint.pt or network file "
+                         "(.npz, e.g. weights/nnue.npz; a new run, fresh optimisers: e.g. "
+                         "continue on a larger data set, or on self-play)")
     ap.add_argument("--loss", choices=("auto", "moves", "played"), default="auto",
                     help="moves: all four outputs (needs self-play's move targets); played: the "
                          "played move's only; auto: moves when the data has them")
