@@ -5,13 +5,12 @@
 
 Positions: a few turns into seeded games on 11x11 standard, 1v1 and 4 snakes, every snake
 played by a quick search (so the positions are ones a game really reaches). For each
-position, algorithm (paranoid alpha-beta, decoupled UCT) and evaluator (board control;
+position, engine (compiled, Python) and evaluator (board control;
 with ``--network`` also the NNUE: a random network, 512x512 as shipped or ``--hidden``'s
 sizes, as no trained one is needed for speed, or the file ``--weights``; the compiled search
 also with board control and the network half and half, as ``search-blend``), one search of ``--ms`` milliseconds (wall clock: the machine may be
 shared, so the CPU time of the process is printed too, and nodes/s by CPU time). A node
-is one turn played by the rules engine (alpha-beta) or one simulation (MCTS). Figures are
-medians over the positions.
+is one turn played by the rules engine. Figures are medians over the positions.
 
 Also: the overrun of the deadline (the search's own stop, what the margin must cover),
 and with ``--profile`` where one alpha-beta search spends its time.
@@ -173,28 +172,24 @@ def main(argv: list[str] | None = None) -> None:
     for n_snakes, label in ((2, "1v1"), (4, "4 snakes")):
         requests = positions(n_snakes, args.positions)
         python_rate = None
-        for engine, algorithm, evaluator in ([("compiled", "alphabeta", "voronoi"),
-                                              ("python", "alphabeta", "voronoi"),
-                                              ("python", "mcts", "voronoi")]
-                                             + ([("compiled", "alphabeta", "nnue"),
-                                                 ("compiled", "alphabeta", "blend"),
-                                                 ("python", "alphabeta", "nnue"),
-                                                 ("python", "mcts", "nnue")] if network else [])):
-            strategy = SearchStrategy(network, algorithm=algorithm,
+        for engine, evaluator in ([("compiled", "voronoi"), ("python", "voronoi")]
+                                  + ([("compiled", "nnue"), ("compiled", "blend"),
+                                      ("python", "nnue")] if network else [])):
+            strategy = SearchStrategy(network,
                                       evaluator="nnue" if evaluator == "blend" else evaluator,
                                       think_ms=args.ms, engine=engine, max_concurrent=None,
                                       network_weight=0.5 if evaluator == "blend" else 1.0)
             acc = fresh_accumulator if evaluator in ("nnue", "blend") else no_accumulator
             m = measure(strategy, requests, acc)
-            print(f"11x11 {label:<8} {engine:<8} {algorithm:<9} {evaluator:<7}: "
+            print(f"11x11 {label:<8} {engine:<8} {evaluator:<7}: "
                   f"{m['nodes/s']:9,.0f} nodes/s (CPU time {m['cpu nodes/s']:9,.0f}), "
                   f"depth {m['depth']:g} in {args.ms:g} ms, {m['nodes']:,.0f} nodes, "
                   f"deadline overrun at most {m['max overrun ms']:.2f} ms")
-            if (engine, algorithm, evaluator) == ("compiled", "alphabeta", "voronoi"):
+            if (engine, evaluator) == ("compiled", "voronoi"):
                 compiled = m
                 if n_snakes == 2:
                     headline = m
-            elif (engine, algorithm, evaluator) == ("python", "alphabeta", "voronoi"):
+            elif (engine, evaluator) == ("python", "voronoi"):
                 python_rate = m["cpu nodes/s"]
         print(f"11x11 {label}: compiled {compiled['cpu nodes/s'] / python_rate:.0f}x the Python "
               f"alpha-beta's nodes/s (CPU time, same positions, same run)")

@@ -21,8 +21,8 @@ from snake.search.state import PROVEN, plan_snakes
 from snake.search.strategy import SearchStrategy
 from snake.setup import new_game
 
-#: The searches: Python alpha-beta, Python MCTS, and the compiled alpha-beta (snake.core).
-ALGORITHMS = ("alphabeta", "mcts", "compiled")
+#: The searches: the Python alpha-beta and the compiled alpha-beta (snake.core).
+ALGORITHMS = ("alphabeta", "compiled")
 
 
 def strategy_for(algorithm, **options):
@@ -246,6 +246,20 @@ def test_bad_margin_in_the_environment_is_refused(monkeypatch):
         make_search_strategy("search")
 
 
+@pytest.mark.parametrize("variable", ("NUPPEPPOU_SEARCH_ENGINE", "NUPPEPPOU_SEARCH_ALGORITHM",
+                                      "NUPPEPPOU_SEARCH_EVAL"))
+def test_an_unknown_search_option_in_the_environment_is_refused(monkeypatch, variable):
+    monkeypatch.setenv(variable, "minimax")
+    with pytest.raises(ValueError, match=f"{variable}='minimax': expected one of"):
+        make_search_strategy("search")
+
+
+def test_the_environment_may_name_the_one_algorithm(monkeypatch):
+    monkeypatch.setenv("NUPPEPPOU_SEARCH_ALGORITHM", "alphabeta")
+    strategy = make_search_strategy("search")
+    assert (strategy.algorithm, strategy.engine) == ("alphabeta", "compiled")
+
+
 def test_budget_counts_nodes_and_stops():
     budget = Budget(None, max_nodes=3)
     for _ in range(3):
@@ -288,14 +302,14 @@ class CheckingEvaluator(NnueEvaluator):
         return made
 
 
-@pytest.mark.parametrize("algorithm", ("alphabeta", "mcts"))     # the NNUE is searched in Python
-def test_nnue_accumulators_along_the_path_equal_full_refreshes(network, algorithm, monkeypatch):
+def test_nnue_accumulators_along_the_path_equal_full_refreshes(network, monkeypatch):
+    # (the Python search: the NNUE evaluator's accumulators are Python objects)
     import snake.search.strategy as module
     monkeypatch.setattr(module, "NnueEvaluator", CheckingEvaluator)
     CheckingEvaluator.checked = 0
     request = game_position(4)
     session = __import__("nnue.accumulator", fromlist=["x"]).Accumulator(network)
-    result = SearchStrategy(network, algorithm=algorithm, evaluator="nnue", max_nodes=150,
+    result = SearchStrategy(network, evaluator="nnue", max_nodes=150,
                             think_ms=60_000).search(request, session)
     assert result.evaluator == "nnue" and result.move in MOVES
     assert CheckingEvaluator.checked >= 100

@@ -3,8 +3,8 @@
 - :mod:`.state`: the search's view of the game (searched snakes, cheap moves for the others,
   exact terminal values; every turn is played by :func:`snake.rules.apply_rules`);
 - :mod:`.evaluate`: board-control (Voronoi) and NNUE evaluators;
-- :mod:`.alphabeta`: paranoid alpha-beta with iterative deepening (the default);
-- :mod:`.mcts`: decoupled UCT with priors;
+- :mod:`.alphabeta`: paranoid alpha-beta with iterative deepening, the readable search;
+- :mod:`.compiled`: the adapter of the compiled alpha-beta (:mod:`snake.core.search`);
 - :mod:`.clock`: deadline and node budget;
 - :mod:`.result`: what a search returns;
 - :mod:`.strategy`: :class:`SearchStrategy`, its variants (:data:`VARIANTS`) and

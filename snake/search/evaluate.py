@@ -27,7 +27,7 @@ Two evaluators share one interface, so the same search can run with either:
     :class:`~nnue.accumulator.Accumulator`, made from the parent's by ``copy()`` and
     ``update_to()`` the node's state; nothing is ever undone by subtraction, so
     returning to a parent is free and every node's sums equal a full refresh. Its scores
-    also give move priors (MCTS) and move ordering (alpha-beta).
+    also order ``you``'s moves in alpha-beta (:meth:`NnueEvaluator.priors`).
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ _LIMIT = 0.999
 
 class Evaluator(Protocol):
     """``root`` builds the per-node context of the root for the snakes in ``views``,
-    ``child`` derives a child's context from its parent's (the node stack), ``value`` /
-    ``values`` score a position for one / several living snakes, ``priors`` gives move
-    weights for a snake or ``None``."""
+    ``child`` derives a child's context from its parent's (the node stack), ``value``
+    scores a position for a living snake, ``priors`` gives move weights for a snake (move
+    ordering) or ``None``."""
 
     name: str
 
@@ -54,8 +54,6 @@ class Evaluator(Protocol):
     def child(self, context: Any, state: GameState) -> Any: ...
 
     def value(self, context: Any, state: GameState, snake_id: str) -> float: ...
-
-    def values(self, context: Any, state: GameState, ids: tuple[str, ...]) -> dict[str, float]: ...
 
     def priors(self, context: Any, state: GameState, snake_id: str,
                moves: tuple[str, ...]) -> dict[str, float] | None: ...
@@ -193,9 +191,6 @@ class BoardControlEvaluator:
     def value(self, context: None, state: GameState, snake_id: str) -> float:
         return control_values(state, (snake_id,))[snake_id]
 
-    def values(self, context: None, state: GameState, ids: tuple[str, ...]) -> dict[str, float]:
-        return control_values(state, ids)
-
     def priors(self, context: None, state: GameState, snake_id: str,
                moves: tuple[str, ...]) -> dict[str, float] | None:
         return None
@@ -284,9 +279,6 @@ class NnueEvaluator:
         moves = candidate_moves(state, snake, obstacles_after_move(state))
         best = max(float(scores[MOVES.index(m)]) for m in moves)
         return max(-_LIMIT, min(_LIMIT, 2.0 * best - 1.0))
-
-    def values(self, context: NodeNets, state: GameState, ids: tuple[str, ...]) -> dict[str, float]:
-        return {sid: self.value(context, state, sid) for sid in ids}
 
     def priors(self, context: NodeNets, state: GameState, snake_id: str,
                moves: tuple[str, ...]) -> dict[str, float] | None:

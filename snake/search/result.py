@@ -10,16 +10,15 @@ class SearchResult:
     """The answer of a search and how it was found.
 
     ``move`` is ``None`` when no iteration completed (the caller falls back to the seed
-    move). ``depth`` is the deepest completed iteration (alpha-beta, in turns) or the
-    deepest tree node (MCTS). ``pv`` is the principal variation: one dict of moves (snake id
-    -> move) per turn. ``scores``: the root moves' values from the last completed
-    iteration (alpha-beta: exact for the best move, upper bounds for the others; MCTS: mean
-    values). ``nodes``: nodes visited over all iterations. ``elapsed_ms``: the search's own
-    time; ``since_arrival_ms``: from the request's arrival to the answer (set by the
-    strategy). ``iterations`` (alpha-beta): per completed iteration (depth, best move, score,
-    nodes so far, ms so far). ``opponents`` / ``cheap``: the snakes searched and those
-    played cheaply. ``visits`` / ``simulations``: MCTS root visits and playouts. ``note``:
-    why the configured evaluator could not be used. ``engine``: which implementation ran."""
+    move). ``depth`` is the deepest completed iteration, in turns. ``pv`` is the principal
+    variation: one dict of moves (snake id -> move) per turn. ``scores``: the root moves'
+    values from the last completed iteration (exact for the best move, upper bounds for the
+    others unless the search was asked for exact root scores). ``nodes``: nodes visited over
+    all iterations. ``elapsed_ms``: the search's own time; ``since_arrival_ms``: from the
+    request's arrival to the answer (set by the strategy). ``iterations``: per completed
+    iteration (depth, best move, score, nodes so far, ms so far). ``opponents`` / ``cheap``:
+    the snakes searched and those played cheaply. ``note``: why the configured evaluator
+    could not be used. ``engine``: which implementation ran."""
 
     move: str | None
     score: float = 0.0
@@ -35,7 +34,5 @@ class SearchResult:
     iterations: list[tuple[int, str, float, int, float]] = field(default_factory=list)
     opponents: tuple[str, ...] = ()
     cheap: tuple[str, ...] = ()
-    visits: dict[str, int] = field(default_factory=dict)
-    simulations: int = 0
     note: str = ""
     engine: str = "python"     # "python" (snake.search) or "compiled" (snake.core)

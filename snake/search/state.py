@@ -30,7 +30,8 @@ from ..rules import candidate_moves, default_move, distance, is_game_over, outco
 WIN = 1000.0
 #: A draw (everyone left dies on the same turn) is exact but valued below most evaluations:
 #: at 0 the paranoid search, whose evaluations are pessimistic, walked into equal-length
-#: head-to-heads to "secure" it (20 draws in 20 games of alpha-beta vs MCTS, 7 turns each).
+#: head-to-heads to "secure" it (20 draws in the first 20 games it played against another
+#: search, 7 turns each).
 DRAW = -0.5
 #: scores at or beyond this magnitude are proven results
 PROVEN = WIN - 500.0
@@ -95,20 +96,3 @@ def terminal_value(state: GameState, you_id: str, ply: int) -> float | None:
         return -WIN + ply
     return None
 
-
-def terminal_values(state: GameState, ids: tuple[str, ...]) -> dict[str, float] | None:
-    """Exact results in [-1, 1] (win 1, draw :data:`DRAW`, loss -1) for each snake in ``ids`` once
-    the game is over or the first of them (``you``) is eliminated; ``None`` otherwise."""
-    you = state.board.snake(ids[0])
-    over = is_game_over(state)
-    if not over and you is not None and not you.eliminated_cause:
-        return None
-    values: dict[str, float] = {}
-    for sid in ids:
-        if over:
-            r = outcome(state, sid)
-            values[sid] = 1.0 if r == "win" else DRAW if r == "draw" else -1.0
-        else:
-            s = state.board.snake(sid)
-            values[sid] = -1.0 if s is None or s.eliminated_cause else 0.5
-    return values

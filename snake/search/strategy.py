@@ -2,8 +2,8 @@
 
 ``choose`` takes the clock when it is called, works out the seed move first (SPEC §2:
 the answer if the search completes nothing, and the filter's verdict for ``snake.explain``),
-then runs the configured search (:mod:`.alphabeta` or :mod:`.mcts`) with the configured
-evaluator (:mod:`.evaluate`) until ``timeout - margin`` ms after that moment
+then runs the search (:mod:`.alphabeta`, in Python or compiled: :mod:`.compiled`) with the
+configured evaluator (:mod:`.evaluate`) until ``timeout - margin`` ms after that moment
 (:mod:`.clock`), and answers the best move of the deepest completed iteration.
 
 The session's accumulator (when there is one) is brought up to date with this turn's
@@ -25,20 +25,20 @@ from ..strategy import SeedStrategy
 from .alphabeta import MAX_DEPTH, AlphaBeta
 from .clock import DEFAULT_MARGIN_MS, Budget, think_time_ms
 from .evaluate import BoardControlEvaluator, NnueEvaluator
-from .mcts import DecoupledUct
 from .result import SearchResult
 from .compiled import DEFAULT_TABLE_MB, CompiledAlphaBeta, warm_up
 from .state import plan_snakes
 from ..core import EncodeError
 from ..core.control import STYLES
 
-ALGORITHMS = ("alphabeta", "mcts")
-#: ``python``: snake.search (readable, every algorithm and evaluator); ``compiled``: the
+#: the one search algorithm (paranoid alpha-beta); kept as an option for the configuration
+ALGORITHMS = ("alphabeta",)
+#: ``python``: snake.search (readable, every evaluator); ``compiled``: the
 #: compiled core (snake.core.search: alpha-beta with board control, no GIL).
 ENGINES = ("python", "compiled")
 EVALUATORS = ("voronoi", "nnue", "auto")
-#: how many opponents each algorithm branches on (MCTS grows linearly with them)
-DEFAULT_MAX_OPPONENTS = {"alphabeta": 2, "mcts": 7}
+#: how many opponents alpha-beta branches on (its branching is the product of their moves)
+DEFAULT_MAX_OPPONENTS = 2
 DEFAULT_REACH = 6
 #: Searches run at once per process (the GIL gives a process one core at most): beyond
 #: this, a move is answered by the seed step at once. Measured in docs/server.md.
@@ -62,8 +62,8 @@ def default_cores() -> int:
 class SearchStrategy:
     """Search within the time budget. Options:
 
-    ``algorithm``: ``alphabeta`` (paranoid alpha-beta, iterative deepening) or ``mcts``
-    (decoupled UCT). ``evaluator``: ``voronoi`` (board control), ``nnue`` (needs
+    ``algorithm``: ``alphabeta`` (paranoid alpha-beta, iterative deepening; the only one).
+    ``evaluator``: ``voronoi`` (board control), ``nnue`` (needs
     ``network``; positions it has no features for are searched with board control), or
     ``auto`` (``nnue`` when a network is given). ``margin_ms``: subtracted from
     ``game.timeout``; ``think_ms`` overrides the thinking time altogether (``None``: from the
@@ -89,14 +89,12 @@ class SearchStrategy:
                  style: str = "default", exact_root: bool = False) -> None:
         if engine not in ENGINES:
             raise ValueError(f"unknown search engine {engine!r}; choose one of {ENGINES}")
-        if engine == "compiled" and algorithm != "alphabeta":
-            raise ValueError("the compiled engine searches alpha-beta")
         if not 0.0 <= network_weight <= 1.0:
             raise ValueError("network_weight must be in [0, 1]")
         if style not in STYLES or (style != "default" and engine != "compiled"):
             raise ValueError(f"style {style!r}: one of {', '.join(STYLES)}, in the compiled engine")
         if algorithm not in ALGORITHMS:
-            raise ValueError(f"unknown search algorithm {algorithm!r}; choose one of {ALGORITHMS}")
+            raise ValueError(f"unknown search algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
         if evaluator not in EVALUATORS:
             raise ValueError(f"unknown evaluator {evaluator!r}; choose one of {EVALUATORS}")
         if evaluator == "nnue" and network is None:
@@ -113,8 +111,7 @@ class SearchStrategy:
         self.think_ms = think_ms
         self.max_nodes = max_nodes
         self.max_depth = max_depth
-        self.max_opponents = (DEFAULT_MAX_OPPONENTS[algorithm] if max_opponents is None
-                              else max_opponents)
+        self.max_opponents = DEFAULT_MAX_OPPONENTS if max_opponents is None else max_opponents
         self.reach = reach
         self.engine = engine
         self.table_mb = float(table_mb)
@@ -175,15 +172,11 @@ class SearchStrategy:
                 return found
             except EncodeError as e:     # an odd state: the readable search plays it
                 note = f"compiled core: {e}; searched in Python"
-        views = (you.id,) if self.algorithm == "alphabeta" else (you.id,) + plan.opponents
-        context = evaluator.root(state, views, accumulator)
-        if self.algorithm == "alphabeta":
-            searcher = AlphaBeta(evaluator, plan, budget, self.max_depth)
-        else:
-            searcher = DecoupledUct(evaluator, plan, budget)
-        # The search makes many short-lived, acyclic objects (states, tree nodes) that
-        # reference counting frees; the cyclic collector only adds pauses of several ms
-        # when an MCTS tree is large (measured: docs/search.md), so it is off meanwhile.
+        context = evaluator.root(state, (you.id,), accumulator)
+        searcher = AlphaBeta(evaluator, plan, budget, self.max_depth)
+        # The search makes many short-lived, acyclic objects (states, node contexts) that
+        # reference counting frees; the cyclic collector could only add pauses, so it is
+        # off meanwhile (docs/search.md, "Time").
         collecting = gc.isenabled()
         gc.disable()
         try:
@@ -230,7 +223,6 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "search": {"algorithm": "alphabeta", "evaluator": "voronoi", "engine": "compiled",
                "max_concurrent": None},
     "search-py": {"algorithm": "alphabeta", "evaluator": "voronoi"},
-    "search-mcts": {"algorithm": "mcts", "evaluator": "voronoi"},
     "search-nnue": {"algorithm": "alphabeta", "evaluator": "auto"},
     # the compiled search valuing leaves by the network (alone, or half and half with
     # board control); the default uses it only once it wins (issue 12)
@@ -246,7 +238,6 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "grower": {"engine": "compiled", "max_concurrent": None, "style": "grower"},
     "hunter": {"engine": "compiled", "max_concurrent": None, "style": "hunter"},
     "space-taker": {"engine": "compiled", "max_concurrent": None, "style": "space"},
-    "search-mcts-nnue": {"algorithm": "mcts", "evaluator": "auto"},
 }
 
 
@@ -254,8 +245,9 @@ def make_search_strategy(name: str = "search", network: Any | None = None,
                          seed: int | None = None) -> SearchStrategy:
     """The search strategy ``name`` (:data:`VARIANTS`). The environment may override the
     default ``search``'s options: ``NUPPEPPOU_SEARCH_ENGINE`` (compiled, python),
-    ``NUPPEPPOU_SEARCH_ALGORITHM`` (alphabeta, mcts), ``NUPPEPPOU_SEARCH_EVAL`` (voronoi,
-    nnue, auto; anything but alpha-beta with voronoi is searched in Python);
+    ``NUPPEPPOU_SEARCH_ALGORITHM`` (alphabeta: the only one), ``NUPPEPPOU_SEARCH_EVAL``
+    (voronoi, nnue, auto; anything but voronoi is searched in Python); a value not among
+    these is refused with an error naming the variable;
     ``NUPPEPPOU_SEARCH_MARGIN_MS``, ``NUPPEPPOU_SEARCH_MAX_CONCURRENT`` (searches at once per
     process) and ``NUPPEPPOU_SEARCH_TABLE_MB`` for every variant. ``seed`` is accepted for
     the registry's signature; the search is deterministic."""
@@ -263,12 +255,15 @@ def make_search_strategy(name: str = "search", network: Any | None = None,
         raise ValueError(f"unknown search strategy {name!r}; choose one of {', '.join(VARIANTS)}")
     options: dict[str, Any] = dict(VARIANTS[name])
     if name == "search":
-        for variable, option in (("NUPPEPPOU_SEARCH_ENGINE", "engine"),
-                                 ("NUPPEPPOU_SEARCH_ALGORITHM", "algorithm"),
-                                 ("NUPPEPPOU_SEARCH_EVAL", "evaluator")):
-            options[option] = os.environ.get(variable) or options[option]
-        if options["engine"] == "compiled" and (options["algorithm"], options["evaluator"]) != (
-                "alphabeta", "voronoi"):
+        for variable, option, allowed in (("NUPPEPPOU_SEARCH_ENGINE", "engine", ENGINES),
+                                          ("NUPPEPPOU_SEARCH_ALGORITHM", "algorithm", ALGORITHMS),
+                                          ("NUPPEPPOU_SEARCH_EVAL", "evaluator", EVALUATORS)):
+            value = os.environ.get(variable)
+            if value:
+                if value not in allowed:
+                    raise ValueError(f"{variable}={value!r}: expected one of {', '.join(allowed)}")
+                options[option] = value
+        if options["engine"] == "compiled" and options["evaluator"] != "voronoi":
             options["engine"] = "python"
         if options["engine"] == "python":
             options.pop("max_concurrent")     # the GIL: the Python search's own limit
