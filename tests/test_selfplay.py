@@ -44,16 +44,18 @@ def test_selfplay_writes_positions_with_blended_targets(reference, tmp_path):
         assert np.allclose(z["targets"], 0.25 * z["results"] + 0.75 * z["scores"], atol=1e-6)
         assert set(np.unique(z["results"])) <= {0.0, 0.5, 1.0} or z["results"].max() <= 1
         assert ((0 <= z["scores"]) & (z["scores"] <= 1)).all()
-        # every move has a target: the played one the blend, the others their exact search
-        # scores, never above the played move's score (the search played its best)
+        # every move has a target: the played one the blend; the others their exact search
+        # scores blended with the result alike, so never above the played move's (the
+        # search played its best), or 0 / 1 when proven (0: certain death)
         each = z["move_targets"]
         assert each.shape == (len(z["moves"]), 4) and ((0 <= each) & (each <= 1)).all()
         rows = np.arange(len(z["moves"]))
         assert np.allclose(each[rows, z["moves"]], z["targets"])
         others = each.copy()
         others[rows, z["moves"]] = -1
-        assert (others.max(axis=1) <= z["scores"] + 1e-6).all()
-        assert (others > 0).any() and (others == 0).any()    # real scores, and certain deaths
+        open_ = (others > 0) & (others < 1)
+        assert (np.where(open_, others, -1).max(axis=1) <= z["targets"] + 1e-6).all()
+        assert open_.any() and (others == 0).any()    # real scores, and certain deaths
     train = load_split(out, "train")     # what the trainer reads
     assert len(train) == sum(len(z["moves"]) for name, z in written.items() if name.startswith("train"))
     assert train.move_targets is not None and train.move_targets.shape == (len(train), 4)
@@ -84,6 +86,13 @@ def test_the_same_run_on_a_ray_cluster(reference, tmp_path):
     for name in a:
         assert np.array_equal(a[name]["targets"], b[name]["targets"])
         assert np.array_equal(a[name]["indices"], b[name]["indices"])
+
+
+def test_other_moves_are_blended_like_the_played_one():
+    from nnue.train.selfplay import blend_moves
+    out = blend_moves(np.array([0.6, 0.0, 1.0, 0.4], np.float32), 0, 0.3, 0.0, 0.5)
+    # played: its own target; open scores blended with the loss; proven ones kept
+    assert np.allclose(out, [0.3, 0.0, 1.0, 0.2])
 
 
 def test_scores_as_probabilities():

@@ -21,9 +21,9 @@ its search's score mapped to [0, 1] (a proven win 1, a proven loss 0, a board-co
 ``v`` in (-1, 1) as ``(v + 1) / 2``). The target is ``lambda * result + (1 - lambda) * score``
 (nnue-pytorch's lambda); the shards also keep ``results`` and ``scores`` apart, so the data
 can be blended again. The search scores every root move exactly (not only the best), so a
-position also has ``move_targets``, one per move: the played move's blended target, the
-others' search scores, 0 for a move that is certain death; the trainer learns all four
-outputs from them.
+position also has ``move_targets``, one per move (:func:`blend_moves`): the played move's
+blended target, each other move's search score blended with the result the same way, 0 for
+a move that is certain death; the trainer learns all four outputs from them.
 
 **Output** is datagen's: shards ``<split>-<chunk>.npz`` (:mod:`nnue.train.shards`), a marker
 ``chunk-<n>.json`` per finished chunk (a rerun resumes: finished chunks are skipped), and
@@ -108,6 +108,19 @@ def _network(path: str):
     return _NETWORKS[path]
 
 
+def blend_moves(scores: np.ndarray, move: int, target: float, result: float, lam: float) -> np.ndarray:
+    """Every move's target from its search score (certain death 0): the played move's is
+    ``target``; another move's blends the game's result in as the played one does,
+    ``lam * result + (1 - lam) * score``, so the targets rank the moves as the search did
+    (a result for the played move alone would make it look worse than the others in every
+    lost game); a proven value (0 or 1: certain death, a forced loss or win) stays as it is."""
+    out = np.asarray(scores, np.float32).copy()
+    open_ = (out > 0.0) & (out < 1.0)
+    out[open_] = lam * result + (1.0 - lam) * out[open_]
+    out[move] = target
+    return out
+
+
 def play_game(spec: SelfPlayGame, nodes: int, max_turns: int = DEFAULT_MAX_TURNS,
               weights: str | None = None, network_weight: float = 0.0) -> RecordedGame:
     """Play ``spec`` with the compiled search at ``nodes`` per move for every snake
@@ -164,10 +177,7 @@ def run_chunk(task: tuple) -> dict:
             b.add(feats, move, target, spec.block, number, turn)
             results.append(result)
             scores.append(score)
-            # the other moves' targets are their search scores (their result is unknown)
-            each = each.copy()
-            each[move] = target
-            move_targets.append(each)
+            move_targets.append(blend_moves(each, move, target, result, lam))
         counts[spec.split]["games"][spec.block] += 1
         counts[spec.split]["positions"][spec.block] += len(game.moves)
     for split, b in builders.items():
