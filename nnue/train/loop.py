@@ -275,8 +275,10 @@ class Loop:
                 + (" (board control alone)" if best == 0 else f" (`{self.weights_of(best)}`)") + "\n")
         (self.dir / "generations.md").write_text(text)
         gens = sorted(elo)
-        plot_curves(self.dir / "elo.png", {"elo": (gens, [elo[g] for g in gens])},
-                    title="elo by generation")
+        chain = [0] + [r["generation"] for r in self.state["generations"] if r.get("promoted")]
+        plot_curves(self.dir / "elo.png", {"gated": (gens, [elo[g] for g in gens]),
+                                           "best": (chain, [elo[g] for g in chain])},
+                    title="elo by generation", x_label="generation")
 
 
 def decide(score: Score, sprt: list[float], alpha: float, beta: float) -> tuple[str, bool]:

@@ -74,7 +74,7 @@ def _line(img: np.ndarray, x0: float, y0: float, x1: float, y1: float, colour, t
 
 
 def plot_curves(path: str | Path, series: dict[str, tuple[list[float], list[float]]],
-                title: str = "", width: int = 720, height: int = 440) -> None:
+                title: str = "", width: int = 720, height: int = 440, x_label: str = "epoch") -> None:
     """Plot named ``(xs, ys)`` series (e.g. train and validation loss per epoch) to a PNG."""
     img = np.full((height, width, 3), 255, np.uint8)
     left, right, top, bottom = 80, width - 20, 40, height - 50
@@ -107,7 +107,7 @@ def plot_curves(path: str | Path, series: dict[str, tuple[list[float], list[floa
     _text(img, 4, bottom - 5, f"{y_lo:.4f}")
     _text(img, left, bottom + 8, f"{x_lo:g}")
     _text(img, right - 8 * len(f"{x_hi:g}"), bottom + 8, f"{x_hi:g}")
-    _text(img, (left + right) // 2 - 20, bottom + 24, "epoch")
+    _text(img, (left + right) // 2 - 4 * len(x_label), bottom + 24, x_label)
     if title:
         _text(img, left, 10, title)
     for i, (name, (xs, ys)) in enumerate(series.items()):
