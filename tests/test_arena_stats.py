@@ -131,3 +131,8 @@ def test_sprt_bounds_and_decisions():
     wins = round(1000 * mid)
     assert abs(sprt_llr(Score(wins, 0, 1000 - wins), 0, 50)) < 1.0
     assert sprt_llr(Score(0, 0, 0), 0, 50) == 0.0
+    # the verdict: where the ratio stands against the bounds
+    from snake.arena.stats import sprt_verdict
+    assert sprt_verdict(Score(8, 0, 0), 0, 50) == "H1"
+    assert sprt_verdict(Score(200, 0, 200), 0, 50) == "H0"
+    assert sprt_verdict(Score(1, 0, 0), 0, 50) == sprt_verdict(Score(0, 0, 0), 0, 50) == "undecided"

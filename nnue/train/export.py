@@ -57,7 +57,8 @@ def export(run: str | Path, data: str | Path, out: str | Path, *, checkpoint: st
     history_path = run / "history.json"
     history = json.loads(history_path.read_text()) if history_path.is_file() else {}
     val = load_split(eval_data, "val")
-    val_loss = float(bce(played(predict_all(model, val), val.moves), val.targets).mean())
+    val_scores = predict_all(model, val)
+    val_loss = float(bce(played(val_scores, val.moves), val.targets).mean())
     test = load_split(eval_data, "test")
     torch_scores = predict_all(model, test)
     torch_loss = float(bce(played(torch_scores, test.moves), test.targets).mean())
@@ -65,7 +66,7 @@ def export(run: str | Path, data: str | Path, out: str | Path, *, checkpoint: st
     all_moves = ck.get("config", {}).get("loss") == "moves"
     move_losses = {}
     if all_moves and val.move_targets is not None and test.move_targets is not None:
-        move_losses = {"validation_loss_every_move": float(bce(predict_all(model, val), val.move_targets).mean()),
+        move_losses = {"validation_loss_every_move": float(bce(val_scores, val.move_targets).mean()),
                        "test_loss_every_move": float(bce(torch_scores, test.move_targets).mean())}
     capped = meta.get("capped_games", 0)
     self_play = meta.get("source") == "self-play"

@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from snake.arena.stats import Score, sprt_bounds, sprt_llr
+from snake.arena.stats import Score, sprt_llr, sprt_verdict
 
 #: The arena strategy that searches with a generation's network, by network weight.
 VARIANT_OF_WEIGHT = {0.5: "search-blend", 1.0: "search-net"}
@@ -189,13 +189,11 @@ class Loop:
 
         a = self.args
         match_dir = self.gen_dir(g) / "match"
-        bounds = sprt_bounds(a.alpha, a.beta)
         piece = 0
         while True:
             score = self.match_score(match_dir)
-            llr = sprt_llr(score, *a.sprt) if score.games else 0.0
-            decided = not bounds[0] < llr < bounds[1]
-            if decided or score.games >= a.gate_games:
+            if (sprt_verdict(score, *a.sprt, a.alpha, a.beta) != "undecided"
+                    or score.games >= a.gate_games):
                 break
             out = match_dir / f"piece-{piece:03d}"
             if not (out / "results.json").is_file():
@@ -212,6 +210,7 @@ class Loop:
                     raise SystemExit(f"generation {g}: the arena match failed (piece {piece})")
             piece += 1
         lo, hi = score.interval
+        llr = sprt_llr(score, *a.sprt)
         verdict, promoted = decide(score, a.sprt, a.alpha, a.beta)
         elo_lo, elo_hi = score.elo_interval
         match = {"games": score.games, "wins": score.wins, "draws": score.draws,
@@ -284,9 +283,7 @@ class Loop:
 def decide(score: Score, sprt: list[float], alpha: float, beta: float) -> tuple[str, bool]:
     """The gate's verdict on a match score (``H1``, ``H0`` or ``undecided``) and whether the
     new generation is promoted: on H1, or undecided with its 95 % interval above 50 %."""
-    bounds = sprt_bounds(alpha, beta)
-    llr = sprt_llr(score, *sprt) if score.games else 0.0
-    verdict = "H1" if llr >= bounds[1] else "H0" if llr <= bounds[0] else "undecided"
+    verdict = sprt_verdict(score, *sprt, alpha, beta)
     return verdict, verdict == "H1" or (verdict == "undecided" and score.games > 0
                                          and score.interval[0] > 0.5)
 

@@ -24,7 +24,7 @@ from .match import GameResult, play_game
 from .players import PlayerError, PlayerSpec, fetch_metadata, parse_players
 from .report import Totals, format_report
 from .schedule import GameSpec, plan_games
-from .stats import sprt_bounds, sprt_llr
+from .stats import sprt_bounds, sprt_llr, sprt_verdict
 
 SIZES = {"small": 7, "medium": 11, "large": 19}
 NO_NETWORK = ("random", "floodfill")
@@ -213,10 +213,8 @@ def run(args: argparse.Namespace) -> int:
     bounds = sprt_bounds(args.alpha, args.beta)
 
     def decided() -> bool:
-        if args.sprt is None:
-            return False
-        llr = sprt_llr(totals.score(0), *args.sprt)
-        return not bounds[0] < llr < bounds[1]
+        return args.sprt is not None and sprt_verdict(
+            totals.score(0), *args.sprt, args.alpha, args.beta) != "undecided"
     bar = Progress(len(specs), "arena", unit="game", enabled=not args.quiet)
     parallel = max(1, min(args.parallel, len(specs)))
     interrupted = False
@@ -263,10 +261,10 @@ def run(args: argparse.Namespace) -> int:
     if args.sprt is not None:
         llr = sprt_llr(totals.score(0), *args.sprt)
         elo0, elo1 = args.sprt
-        verdict = (f"H1 accepted: {players[0].label} is at least {elo1:g} Elo stronger"
-                   if llr >= bounds[1] else
-                   f"H0 accepted: {players[0].label} is at most {elo0:g} Elo stronger"
-                   if llr <= bounds[0] else "undecided (the --games cap came first)")
+        verdict = {"H1": f"H1 accepted: {players[0].label} is at least {elo1:g} Elo stronger",
+                   "H0": f"H0 accepted: {players[0].label} is at most {elo0:g} Elo stronger",
+                   "undecided": "undecided (the --games cap came first)"}[
+            sprt_verdict(totals.score(0), elo0, elo1, args.alpha, args.beta)]
         print(f"sprt [{elo0:g}, {elo1:g}], alpha {args.alpha:g}, beta {args.beta:g}: {verdict} "
               f"after {totals.score(0).games} games (LLR {llr:.2f}, bounds "
               f"[{bounds[0]:.2f}, {bounds[1]:.2f}])")

@@ -144,3 +144,12 @@ def sprt_llr(score: Score, elo0: float, elo1: float) -> float:
     v = (w * (1.0 - m) ** 2 + d * (0.5 - m) ** 2 + l * m * m) / (w + d + l)
     s0, s1 = logistic_score(elo0), logistic_score(elo1)
     return n * (s1 - s0) * (2.0 * m - s0 - s1) / (2.0 * v)
+
+
+def sprt_verdict(score: Score, elo0: float, elo1: float, alpha: float = 0.05,
+                 beta: float = 0.05) -> str:
+    """The sequential test's verdict after ``score``: ``"H1"`` (at least ``elo1`` stronger),
+    ``"H0"`` (at most ``elo0``) or ``"undecided"`` (keep playing)."""
+    low, high = sprt_bounds(alpha, beta)
+    llr = sprt_llr(score, elo0, elo1)
+    return "H1" if llr >= high else "H0" if llr <= low else "undecided"
