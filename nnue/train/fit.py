@@ -5,9 +5,10 @@
 
 Loss: binary cross-entropy between ``sigmoid(out[played move])`` and the WDL target, on the
 played move only (:func:`nnue.train.model.played_move_loss`); on self-play data, whose
-shards carry a target for every move (``move_targets``: the played move's blend of result
-and score, the others' exact search scores), all four outputs learn
-(:func:`nnue.train.model.all_moves_loss`; ``--loss played`` keeps the played move only). Optimisers: ``SparseAdam`` for
+shards carry a target for every move (``move_targets``: each move's exact search score
+blended with the game's result, :func:`nnue.train.selfplay.blend_moves`), all four outputs
+learn (:func:`nnue.train.model.all_moves_loss`; ``--loss played`` keeps the played move
+only). Optimisers: ``SparseAdam`` for
 the 32M-weight first layer (a step updates only the rows of features active in the batch)
 and ``Adam`` for the rest.
 
