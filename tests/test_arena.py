@@ -245,6 +245,54 @@ def test_tally_of_written_records_equals_the_run(capsys, tmp_path):
     assert capsys.readouterr().out.startswith(f"random: 6 games, +{l} ={d} -{w}")
 
 
+def test_a_ledger_keeps_what_the_tally_needs_across_pieces(capsys, tmp_path):
+    """Pieces of a match summarised into a ledger (then their records deleted) give the
+    same totals as the records themselves; a game is never counted twice."""
+    import shutil
+
+    from snake.arena.tally import main as tally
+    pieces = []
+    for seed in (5, 6):
+        piece = tmp_path / f"piece-{seed}"
+        code, _, _ = run(capsys, "floodfill", "random", "-g", "4", "--size", "7",
+                         "--parallel", "1", "--seed", str(seed), "-o", str(piece))
+        assert code == 0
+        pieces.append(piece)
+    assert tally([str(p) for p in pieces]) == 0
+    from_records = capsys.readouterr().out
+    ledger = tmp_path / "duel.jsonl"
+    assert tally([str(pieces[0]), "--ledger", str(ledger), "--tag", "main@one"]) == 0
+    assert "4 games added" in capsys.readouterr().err
+    # the first piece again (already in) and the second: only the second's games are added
+    assert tally([str(pieces[0]), str(pieces[1]), "--ledger", str(ledger),
+                  "--tag", "main@two"]) == 0
+    assert "4 games added" in capsys.readouterr().err
+    assert len(ledger.read_text().splitlines()) == 8
+    for piece in pieces:
+        shutil.rmtree(piece)
+    assert tally([str(ledger)]) == 0
+    from_ledger = capsys.readouterr().out
+    assert "played by: main@one (4), main@two (4)" in from_ledger
+    assert from_ledger.replace("  played by: main@one (4), main@two (4)\n", "") == from_records
+    # the ledger and a copy of it together: still 8 games
+    shutil.copy(ledger, tmp_path / "copy.jsonl")
+    assert tally([str(ledger), str(tmp_path / "copy.jsonl")]) == 0
+    assert capsys.readouterr().out.startswith("floodfill: 8 games")
+    # the other player's side is not in this ledger
+    assert tally([str(ledger), "--player", "random"]) == 1
+    assert "no games of random" in capsys.readouterr().err
+
+
+def test_a_broken_ledger_line_is_named(capsys, tmp_path):
+    from snake.arena.tally import main as tally
+    ledger = tmp_path / "bad.jsonl"
+    ledger.write_text('{"game": "g1", "player": "a", "kind": "k", "outcome": "win", '
+                      '"turns": 3, "starved": false}\n'
+                      '{"game": "g2", "player": "a", "outcome": "won"}\n')
+    assert tally([str(ledger)]) == 1
+    assert f"{ledger}:2" in capsys.readouterr().err
+
+
 def test_tally_without_records_says_so(capsys, tmp_path):
     from snake.arena.tally import main as tally
     assert tally([str(tmp_path)]) == 1

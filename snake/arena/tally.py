@@ -5,6 +5,16 @@ or played in pieces over several sessions (different ``--seed`` each), can still
 
     python -m snake.arena.tally runs/duel-a runs/duel-b --player search
 
+Game records are large and die with the machine that wrote them; a **ledger** keeps what
+the tally needs of each game in one short JSON line (``GameSummary``), so evidence played
+over many sessions and machines adds up in a file small enough to commit
+(``docs/evidence/``). ``--ledger FILE`` adds the summaries of the given records to FILE
+(a game already in it, by game id, is not added twice; ``--tag`` labels the new lines,
+say with the commit that played them), and a ledger is itself an input:
+
+    python -m snake.arena.tally runs/piece-7 --ledger docs/evidence/duel.jsonl --tag main@abc123
+    python -m snake.arena.tally docs/evidence/duel.jsonl
+
 For the named player (default: the snake named in turn 0's ``you``, the arena's first
 player) it counts, from each file's result line, wins (it is the winner), draws (``isDraw``
 with it alive on the last recorded turn) and losses, then prints the score with its 95%
@@ -17,6 +27,7 @@ per ruleset, board size, number of snakes and opponents when they are mixed.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 from collections import Counter, defaultdict
@@ -30,15 +41,43 @@ from .stats import Score
 LENGTH_TURNS = (50, 100)
 
 
+#: Outcomes a summary may hold.
+OUTCOMES = ("win", "draw", "loss")
+
+
 @dataclass(slots=True)
 class GameSummary:
-    """What one record says about the player."""
+    """What one record says about the player (one line of a ledger)."""
 
     kind: str                      # "standard 11x11, 2 snakes, against search-py"
     outcome: str                   # "win", "draw" or "loss"
     turns: int
     starved: bool                  # died with health 1 on its last turn
     length_at: dict[int, tuple[int, float]] = field(default_factory=dict)   # turn: (own, others' mean)
+    game_id: str = ""
+    tag: str = ""                  # what played it (a ledger's label, e.g. a commit)
+
+    def to_row(self, player: str) -> dict:
+        """The ledger line of this summary (JSON-serialisable; NaN becomes null)."""
+        return {"game": self.game_id, "player": player, "kind": self.kind,
+                "outcome": self.outcome, "turns": self.turns, "starved": self.starved,
+                "length_at": {str(t): [own, None if other != other else other]
+                              for t, (own, other) in sorted(self.length_at.items())},
+                "tag": self.tag}
+
+    @classmethod
+    def from_row(cls, row: dict) -> tuple[str, "GameSummary"]:
+        """The player and summary of a ledger line; a malformed line raises ``ValueError``."""
+        try:
+            if row["outcome"] not in OUTCOMES:
+                raise ValueError(f"outcome {row['outcome']!r} is not one of {OUTCOMES}")
+            length_at = {int(t): (int(own), float("nan") if other is None else float(other))
+                         for t, (own, other) in row.get("length_at", {}).items()}
+            return str(row["player"]), cls(str(row["kind"]), row["outcome"], int(row["turns"]),
+                                           bool(row["starved"]), length_at,
+                                           str(row["game"]), str(row.get("tag", "")))
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"not a ledger line ({exc!r})") from None
 
 
 def summarise(path: Path, player: str | None) -> tuple[str, GameSummary]:
@@ -74,7 +113,8 @@ def summarise(path: Path, player: str | None) -> tuple[str, GameSummary]:
         outcome = "loss"
     starved = (not alive_at_end and outcome == "loss" and last_alive is not None
                and last_alive["health"] == 1)
-    return name, GameSummary(kind, outcome, replay.turns[-1]["turn"], starved, length_at)
+    return name, GameSummary(kind, outcome, replay.turns[-1]["turn"], starved, length_at,
+                             replay.game.get("id", ""))
 
 
 def _died_last(turns: list[dict], name: str) -> bool:
@@ -90,6 +130,48 @@ def record_files(paths: list[str]) -> list[Path]:
     return files
 
 
+def is_ledger(path: Path) -> bool:
+    """Whether ``path`` is a ledger (its first line is a summary, not a game object)."""
+    try:
+        with open(path) as f:
+            first = f.readline()
+        return bool(first.strip()) and "outcome" in json.loads(first)
+    except (OSError, ValueError):
+        return False
+
+
+def read_ledger(path: Path) -> list[tuple[str, GameSummary]]:
+    """Every (player, summary) of a ledger, in file order; a bad line raises ``ValueError``
+    naming the line."""
+    rows = []
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(GameSummary.from_row(json.loads(line)))
+            except ValueError as exc:
+                raise ValueError(f"{path}:{number}: {exc}") from None
+    return rows
+
+
+def add_to_ledger(path: Path, summaries: list[tuple[str, GameSummary]], tag: str) -> int:
+    """Append the summaries whose game is not in the ledger yet (by game id); returns how
+    many were added. The file is created if needed."""
+    known = {s.game_id for _, s in read_ledger(path)} if path.exists() else set()
+    added = 0
+    with open(path, "a") as f:
+        for player, summary in summaries:
+            if summary.game_id in known:
+                continue
+            if tag:
+                summary.tag = tag
+            f.write(json.dumps(summary.to_row(player), separators=(",", ":")) + "\n")
+            known.add(summary.game_id)
+            added += 1
+    return added
+
+
 def report(name: str, games: list[GameSummary]) -> list[str]:
     counts = Counter(g.outcome for g in games)
     score = Score(counts["win"], counts["draw"], counts["loss"])
@@ -98,6 +180,9 @@ def report(name: str, games: list[GameSummary]) -> list[str]:
     lines = [f"{name}: {score.games} games, +{score.wins} ={score.draws} -{score.losses}"
              f"{' (a win is a first place)' if multi else ''}: score {score.fraction:.1%} "
              f"[{lo:.1%}, {hi:.1%}], Elo {score.elo_text()} {score.elo_interval_text()}"]
+    tags = Counter(g.tag for g in games if g.tag)
+    if tags:
+        lines.append("  played by: " + ", ".join(f"{t} ({n})" for t, n in sorted(tags.items())))
     turns = [g.turns for g in games]
     lines.append(f"  game length: median {statistics.median(turns):g} turns, "
                  f"range {min(turns)}-{max(turns)}")
@@ -118,21 +203,54 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m snake.arena.tally",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("paths", nargs="+", metavar="DIR_OR_FILE",
-                        help="game records (game-*.jsonl) or directories of them")
+                        help="game records (game-*.jsonl), directories of them, or ledgers")
     parser.add_argument("--player", help="the snake's name (default: turn 0's you)")
+    parser.add_argument("--ledger", type=Path, metavar="FILE",
+                        help="add the summaries of the game records given to this ledger "
+                             "(games already in it are not added twice)")
+    parser.add_argument("--tag", default="",
+                        help="label of the lines --ledger adds (say, the commit that played)")
     args = parser.parse_args(argv)
     files = record_files(args.paths)
     if not files:
         print("no game records found", file=sys.stderr)
         return 1
+    summaries: list[tuple[str, GameSummary]] = []
+    recorded: list[tuple[str, GameSummary]] = []     # read from game records, not ledgers
+    seen: set[str] = set()
+    for path in files:
+        ledger = is_ledger(path)
+        if ledger:
+            try:
+                rows = read_ledger(path)
+            except (ValueError, OSError) as exc:
+                print(f"not a ledger: {exc}", file=sys.stderr)
+                return 1
+            rows = [(n, s) for n, s in rows if not args.player or n == args.player]
+        else:
+            try:
+                rows = [summarise(path, args.player)]
+            except (ReplayError, OSError, KeyError, IndexError, ValueError) as exc:
+                print(f"skipped {path}: {exc}", file=sys.stderr)
+                continue
+        for row in rows:
+            # the same game given twice (a ledger and its records) counts once
+            if row[1].game_id and row[1].game_id in seen:
+                continue
+            seen.add(row[1].game_id)
+            summaries.append(row)
+            if not ledger:
+                recorded.append(row)
+    if args.ledger is not None:
+        try:
+            added = add_to_ledger(args.ledger, recorded, args.tag)
+        except (ValueError, OSError) as exc:
+            print(f"cannot add to the ledger: {exc}", file=sys.stderr)
+            return 1
+        print(f"{added} games added to {args.ledger}", file=sys.stderr)
     by_kind: dict[str, list[GameSummary]] = defaultdict(list)
     names: set[str] = set()
-    for path in files:
-        try:
-            name, summary = summarise(path, args.player)
-        except (ReplayError, OSError, KeyError, IndexError) as exc:
-            print(f"skipped {path}: {exc}", file=sys.stderr)
-            continue
+    for name, summary in summaries:
         names.add(name)
         by_kind[summary.kind].append(summary)
     if len(names) > 1:
@@ -140,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 1
     if not by_kind:
+        print("no games" + (f" of {args.player}" if args.player else ""), file=sys.stderr)
         return 1
     name = names.pop()
     if len(by_kind) > 1:
