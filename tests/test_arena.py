@@ -293,6 +293,37 @@ def test_a_broken_ledger_line_is_named(capsys, tmp_path):
     assert f"{ledger}:2" in capsys.readouterr().err
 
 
+def test_until_decided_stops_a_game_without_changing_any_result(capsys, tmp_path):
+    """With four snakes, a game whose living snakes all belong to one player is decided:
+    stopping it there gives every player the result the whole game gives (same seeds, so
+    the same moves up to the stop), in fewer turns; the records score the same."""
+    from snake.arena.tally import main as tally
+    full, short = tmp_path / "full", tmp_path / "short"
+    common = ["random", "floodfill", "-n", "4", "-g", "8", "--size", "7", "--parallel", "1",
+              "--seed", "9"]
+    code, out_full, _ = run(capsys, *common, "-o", str(full))
+    assert code == 0
+    code, out_short, _ = run(capsys, *common, "-o", str(short), "--until-decided")
+    assert code == 0
+    assert "stopped once decided" in out_short
+    assert table_row(out_short, "random") == table_row(out_full, "random")
+    assert table_row(out_short, "floodfill") == table_row(out_full, "floodfill")
+    assert out_short.splitlines()[-1] == out_full.splitlines()[-1]
+    full_results = json.loads((full / "results.json").read_text())
+    short_results = json.loads((short / "results.json").read_text())
+    assert short_results["decided"] > 0
+    assert short_results["mean_turns"] < full_results["mean_turns"]
+    # the first player's records (its snake is "you"): the same wins, draws and losses
+    assert tally([str(full)]) == 0
+    whole = capsys.readouterr().out.splitlines()[0]
+    assert tally([str(short)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == whole
+    for record in sorted(short.glob("game-*.jsonl")):
+        stopped = read_replay(record)
+        whole = read_replay(full / record.name)
+        assert stopped.turns == whole.turns[:len(stopped.turns)]
+
+
 def test_tally_without_records_says_so(capsys, tmp_path):
     from snake.arena.tally import main as tally
     assert tally([str(tmp_path)]) == 1

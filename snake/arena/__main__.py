@@ -81,6 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--builtin-timeout", action="store_true",
                    help="hold built-in strategies to --timeout too: a later answer is missed, "
                         "as an HTTP snake's would be (off by default: runs stay reproducible)")
+    p.add_argument("--until-decided", action="store_true",
+                   help="stop a game as soon as every player's result is settled (the "
+                        "living snakes all belong to one player): with four snakes, the rest "
+                        "of a game after the first player is out costs nothing")
     p.add_argument("--weights", type=Path,
                    help="network for built-in NNUE strategies (default weights/nnue.npz)")
     p.add_argument("--food-spawn-chance", type=int, default=15)
@@ -191,7 +195,8 @@ def run(args: argparse.Namespace) -> int:
                        ruleset=args.ruleset, map_name=args.map, width=width, height=height,
                        timeout=args.timeout, n_snakes=n_snakes, seats=seats,
                        max_turns=args.max_turns, solo_target=args.solo_target,
-                       builtin_timeout=args.builtin_timeout)
+                       builtin_timeout=args.builtin_timeout,
+                       until_decided=args.until_decided)
     _check_setup(specs[0], settings)
     network = load_network(args.weights, players)
     _WORKER["networks"] = load_player_networks(players)   # a bad file stops the run here

@@ -5,8 +5,9 @@ The game is played as the official engine plays it: set up by :func:`snake.setup
 snakes concurrently, each with the game's timeout), and the moves are applied by
 :func:`snake.rules.play_turn` — the one rules engine; the arena only asks and records. A
 missing answer repeats the snake's previous move (``up`` on the first turn). When the rules
-say the game is over (or at ``max_turns``, if set), ``/end`` goes to every snake, living or
-not, and the game is scored (:mod:`snake.arena.scoring`) and optionally written as a
+say the game is over (or at ``max_turns``, if set; or, with ``until_decided``, as soon as
+every player's result is settled: the living snakes all belong to one player, who has
+outlasted every other), ``/end`` goes to every snake, living or not, and the game is scored (:mod:`snake.arena.scoring`) and optionally written as a
 CLI-format replay (:mod:`snake.arena.replay`).
 
 Built-in snakes receive the same body an HTTP snake would, parsed by
@@ -70,6 +71,7 @@ class GameResult:
     stopped: bool                    # stopped at max_turns with the game not over
     timing: dict[int, Timing]
     replay_path: str | None = None
+    decided: bool = False            # stopped early, every player's result settled
 
 
 def make_seat(player: PlayerSpec, spec: GameSpec, seat: int, network: Any) -> BuiltinSeat | HttpSeat:
@@ -115,10 +117,13 @@ def play_game(spec: GameSpec, players: Sequence[PlayerSpec], *, network: Any = N
     try:
         for sid in ids:
             seats[sid].start(request_body(state, sid, looks, game))
-        stopped = False
+        stopped = decided = False
         while not is_game_over(state):
             if spec.max_turns and state.turn >= spec.max_turns:
                 stopped = True
+                break
+            if spec.until_decided and settled(state, owner):
+                decided = True
                 break
             if replay is not None:
                 replay.turns.append(request_body(state, you_id, looks, game))
@@ -152,18 +157,27 @@ def play_game(spec: GameSpec, players: Sequence[PlayerSpec], *, network: Any = N
         results = scoring.player_results(state, owner, squads)
     living = state.board.living_snakes
     # The CLI's result line: a living snake wins; no snake left in a multi-snake game is a
-    # draw. A game stopped at max_turns with several snakes alive is written as a draw.
+    # draw. A game stopped at max_turns with several snakes alive is written as a draw; one
+    # stopped when decided (several snakes of one player alive) has no winner and no draw.
     if len(living) == 1 or (living and spec.squads and len({s.squad for s in living}) == 1):
         winner_id, winner_name, is_draw = living[0].id, looks[living[0].id].name, False
     else:
-        winner_id, winner_name, is_draw = "", "", len(ids) > 1
+        winner_id, winner_name, is_draw = "", "", len(ids) > 1 and not decided
     path = None
     if replay is not None:
         replay.result = result_line(winner_id, winner_name, is_draw)
         path = str(Path(replay_dir) / f"game-{spec.index + 1:05d}.jsonl")
         write_replay(path, replay)
     return GameResult(spec.index, spec.game_id, state.turn, spec.seats, results, winner_id,
-                      winner_name, is_draw, stopped, timing, path)
+                      winner_name, is_draw, stopped, timing, path, decided)
+
+
+def settled(state, owner: dict[str, int]) -> bool:
+    """Whether every player's result is already known: the living snakes all belong to one
+    player while another player has none left. That player outlasts every other side
+    (:mod:`snake.arena.scoring`), whatever happens next; the others have lost."""
+    living = {owner[s.id] for s in state.board.living_snakes}
+    return len(living) == 1 and len(set(owner.values())) > 1
 
 
 def _ask(state, living: list[str], seats: dict, looks: dict[str, SnakeLook],

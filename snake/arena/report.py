@@ -19,6 +19,7 @@ class Totals:
     timing: dict[int, Timing] = field(default_factory=dict)
     turns: list[int] = field(default_factory=list)
     stopped: int = 0
+    decided: int = 0
 
     def add(self, result: GameResult) -> None:
         for player, outcome in result.results.items():
@@ -27,6 +28,7 @@ class Totals:
             self.timing.setdefault(player, Timing()).merge(timing)
         self.turns.append(result.turns)
         self.stopped += result.stopped
+        self.decided += result.decided
 
     def score(self, player: int) -> Score:
         c = self.counts.get(player, {WIN: 0, DRAW: 0, LOSS: 0})
@@ -37,7 +39,7 @@ class Totals:
         return f"{self.players[player].label} +{s.wins}={s.draws}-{s.losses}"
 
     def to_json(self) -> dict[str, Any]:
-        out = {"games": len(self.turns), "stopped": self.stopped,
+        out = {"games": len(self.turns), "stopped": self.stopped, "decided": self.decided,
                "mean_turns": sum(self.turns) / len(self.turns) if self.turns else None,
                "players": []}
         for i, p in enumerate(self.players):
@@ -82,7 +84,8 @@ def format_report(totals: Totals, title: str) -> str:
     if turns:
         lines.append(f"games: {len(turns)}, {sum(turns) / len(turns):.1f} turns on average "
                      f"(min {min(turns)}, max {max(turns)})"
-                     + (f", {totals.stopped} stopped at the turn limit" if totals.stopped else ""))
+                     + (f", {totals.stopped} stopped at the turn limit" if totals.stopped else "")
+                     + (f", {totals.decided} stopped once decided" if totals.decided else ""))
     lines.append("")
     rows = []
     for i, p in enumerate(totals.players):

@@ -48,6 +48,7 @@ class GameSpec:
     max_turns: int
     solo_target: int
     builtin_timeout: bool = False     # built-in answers later than timeout are missed
+    until_decided: bool = False       # stop once every player's result is settled
 
 
 def base_seats(n_players: int, n_snakes: int, *, squad: bool, game: int = 0) -> list[int]:
@@ -74,7 +75,8 @@ def rotate(seats: Sequence[int], by_groups: int, group: int) -> list[int]:
 def plan_games(*, n_players: int, games: int, seed: int, ruleset: str, map_name: str,
                width: int, height: int, timeout: int, n_snakes: int,
                seats: Sequence[int] | None = None, max_turns: int = 0,
-               solo_target: int = 100, builtin_timeout: bool = False) -> list[GameSpec]:
+               solo_target: int = 100, builtin_timeout: bool = False,
+               until_decided: bool = False) -> list[GameSpec]:
     """The specs of all games of a run, in order."""
     squad = ruleset == "squad"
     group = 2 if squad else 1
@@ -104,5 +106,6 @@ def plan_games(*, n_players: int, games: int, seed: int, ruleset: str, map_name:
             squads=squads, setup_seed=f"arena:{seed}:block:{block}",
             strategy_seeds=tuple(game_rng.getrandbits(32) for _ in line_up),
             max_turns=max_turns, solo_target=solo_target, builtin_timeout=builtin_timeout,
+            until_decided=until_decided,
         ))
     return specs

@@ -193,8 +193,9 @@ def report(name: str, games: list[GameSummary]) -> list[str]:
         pairs = [g.length_at[turn] for g in games if turn in g.length_at]
         if pairs:
             own = statistics.mean(p[0] for p in pairs)
-            others = statistics.mean(p[1] for p in pairs if p[1] == p[1])
-            lines.append(f"  length at turn {turn}: {own:.1f}, the others {others:.1f} "
+            others = [p[1] for p in pairs if p[1] == p[1]]
+            others_text = f"{statistics.mean(others):.1f}" if others else "none alive"
+            lines.append(f"  length at turn {turn}: {own:.1f}, the others {others_text} "
                          f"({len(pairs)} games with it alive)")
     return lines
 
