@@ -246,6 +246,24 @@ def test_bad_margin_in_the_environment_is_refused(monkeypatch):
         make_search_strategy("search")
 
 
+def test_a_node_limit_from_the_environment_makes_arena_searches_reproducible(monkeypatch):
+    """``NUPPEPPOU_SEARCH_MAX_NODES``: every variant stops at that many nodes (besides the
+    clock), so two searches of one position give one answer; a bad value is refused."""
+    monkeypatch.setenv("NUPPEPPOU_SEARCH_MAX_NODES", "400")
+    request = game_position(4)
+    for name in ("search", "search-nearest", "grower"):
+        strategy = make_search_strategy(name)
+        assert strategy.max_nodes == 400
+        first, second = strategy.search(request), strategy.search(request)
+        assert 1 <= first.nodes <= 401
+        assert (first.move, first.score, first.depth, first.nodes) == \
+            (second.move, second.score, second.depth, second.nodes)
+    for bad in ("many", "0"):
+        monkeypatch.setenv("NUPPEPPOU_SEARCH_MAX_NODES", bad)
+        with pytest.raises(ValueError, match="NUPPEPPOU_SEARCH_MAX_NODES|max_nodes"):
+            make_search_strategy("search")
+
+
 @pytest.mark.parametrize("variable", ("NUPPEPPOU_SEARCH_ENGINE", "NUPPEPPOU_SEARCH_ALGORITHM",
                                       "NUPPEPPOU_SEARCH_EVAL"))
 def test_an_unknown_search_option_in_the_environment_is_refused(monkeypatch, variable):
