@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 from collections import Counter, defaultdict
@@ -176,10 +177,17 @@ def report(name: str, games: list[GameSummary]) -> list[str]:
     counts = Counter(g.outcome for g in games)
     score = Score(counts["win"], counts["draw"], counts["loss"])
     lo, hi = score.interval
-    multi = any(", 2 snakes" not in g.kind for g in games)
+    sizes = {int(re.search(r", (\d+) snakes", g.kind).group(1)) for g in games}
+    if sizes == {2}:
+        rating = f", Elo {score.elo_text()} {score.elo_interval_text()}"
+        first = ""
+    else:
+        # with more snakes a score is a share of first places: even play is 1/n, and a
+        # two-player Elo means nothing
+        rating = f", even play {1 / sizes.pop():.1%}" if len(sizes) == 1 else ""
+        first = " (a win is a first place)"
     lines = [f"{name}: {score.games} games, +{score.wins} ={score.draws} -{score.losses}"
-             f"{' (a win is a first place)' if multi else ''}: score {score.fraction:.1%} "
-             f"[{lo:.1%}, {hi:.1%}], Elo {score.elo_text()} {score.elo_interval_text()}"]
+             f"{first}: score {score.fraction:.1%} [{lo:.1%}, {hi:.1%}]{rating}"]
     tags = Counter(g.tag for g in games if g.tag)
     if tags:
         lines.append("  played by: " + ", ".join(f"{t} ({n})" for t, n in sorted(tags.items())))
