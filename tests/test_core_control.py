@@ -231,7 +231,42 @@ def test_styles_weigh_the_terms_and_the_default_is_the_reference():
     # A is longer (5 against 3): the grower's length weight raises its value
     assert values["grower"] > values["default"]
     assert values["space"] != values["default"]
-    assert set(STYLES) == {"default", "grower", "hunter", "space"}
+    assert set(STYLES) == {"default", "grower", "hunter", "space", "forager"}
+
+
+@pytest.mark.parametrize("ruleset", ["standard", "wrapped"])
+def test_the_forager_is_pulled_to_food_it_does_not_own_when_hungry(ruleset):
+    """A (3 long) owns no food: B (5 long) is nearer to both. Hungry (health 30), the
+    forager's value is the default's less 0.1 x the board distance to the nearest food over
+    width + height, so it is pulled towards food it would have to take; fed (health 80), or
+    owning food, it is the default."""
+    from snake.core.control import control_value
+    from snake.diagram import from_ascii
+    drawing = """
+        . . . . . . .
+        . . . . . . .
+        A a a . . . .
+        . . . . . . .
+        . . . . B . .
+        . . . . b . *
+        . . b b b * .
+    """
+    def values(health):
+        request = from_ascii(drawing, ruleset, health={"A": health, "B": 90})
+        packed = core.encode(request.state)
+        return {style: control_value(packed.g, packed.s, 0, workspace(packed.g, style))
+                for style in ("default", "forager")}
+    fed = values(80)
+    assert fed["forager"] == fed["default"]
+    hungry = values(30)
+    # the nearest food to A's head (0, 4) is 9 moves away; wrapped, (6, 1) is 1 + 3
+    distance = {"standard": 9, "wrapped": 4}[ruleset]
+    assert abs(hungry["forager"] - (hungry["default"] - 0.1 * distance / 14)) < 1e-12
+    # B owns food: the forager is the default for B
+    request = from_ascii(drawing, ruleset, you="B", health={"A": 30, "B": 30})
+    packed = core.encode(request.state)
+    assert control_value(packed.g, packed.s, 1, workspace(packed.g, "forager")) == \
+        control_value(packed.g, packed.s, 1, workspace(packed.g, "default"))
 
 
 def test_the_hunter_likes_a_shorter_snake_cramped():

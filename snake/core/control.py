@@ -62,7 +62,7 @@ _FREE, _BIT, _CELL_ARRAYS = range(3)
 _FRONT, _NEW, _OWN, _SNAKE_SETS = range(4)
 _QUARTERS, _FOOD_D, _ORDER, _LO, _HI, _NUMBERS = range(6)
 # The value's weights (a style), after the per-snake numbers, in millionths.
-_W_CONTROL, _W_LENGTH, _W_CRAMPED, _W_FOOD, _FOOD_HEALTH, _W_HUNT, _STYLE_FIELDS = range(7)
+_W_CONTROL, _W_LENGTH, _W_CRAMPED, _W_FOOD, _FOOD_HEALTH, _W_HUNT, _W_STRAY, _STYLE_FIELDS = range(8)
 _MILLION = 1_000_000.0
 
 #: Styles of play: the weights of the value's terms (module docstring of
@@ -70,12 +70,16 @@ _MILLION = 1_000_000.0
 #: the Python evaluator defines it; the others are the arena's opponents (docs/arena.md).
 #: Fields: board control, length lead, cramped (fewer squares than length), distance to
 #: food, the health below which food distance counts, hunting (how cramped the most
-#: cramped shorter opponent is).
-STYLES: dict[str, tuple[float, float, float, float, float, float]] = {
-    "default": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0),
-    "grower": (0.5, 0.6, 0.4, 0.15, 101.0, 0.0),
-    "hunter": (0.5, 0.35, 0.4, 0.1, 50.0, 0.4),
-    "space": (1.0, 0.1, 0.4, 0.1, 50.0, 0.0),
+#: cramped shorter opponent is), stray food (below that health, with no food of its own:
+#: the board distance from its head to the nearest food, which it would have to take from
+#: whoever owns it; without it such a snake has no reason to move towards any food and
+#: starves with food on the board).
+STYLES: dict[str, tuple[float, float, float, float, float, float, float]] = {
+    "default": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0, 0.0),
+    "grower": (0.5, 0.6, 0.4, 0.15, 101.0, 0.0, 0.0),
+    "hunter": (0.5, 0.35, 0.4, 0.1, 50.0, 0.4, 0.0),
+    "space": (1.0, 0.1, 0.4, 0.1, 50.0, 0.0, 0.0),
+    "forager": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0, 0.1),
 }
 
 _ONE, _ZERO, _63 = np.uint64(1), np.uint64(0), np.uint64(63)
@@ -360,6 +364,25 @@ def partition(g, s, work):
 
 
 @njit(**_JIT)
+def _nearest_food(g, s, i):
+    """Board distance (moves on an empty board, around the edges when it wraps) from snake
+    ``i``'s head to the nearest food, or -1 when there is none."""
+    pw = g[G_PW]
+    width, height = g[G_WIDTH], g[G_HEIGHT]
+    head = s[g[G_BODY] + i * g[G_CAPACITY] + (s[g[G_HP] + i] & g[G_MASK])]
+    hx, hy = head % pw - 1, head // pw - 1
+    best = -1
+    for k in range(s[S_N_FOOD]):
+        c = s[g[G_FOOD] + k]
+        dx, dy = abs(c % pw - 1 - hx), abs(c // pw - 1 - hy)
+        if g[G_WRAPS]:
+            dx, dy = min(dx, width - dx), min(dy, height - dy)
+        if best < 0 or dx + dy < best:
+            best = dx + dy
+    return best
+
+
+@njit(**_JIT)
 def _value(g, s, i, work):
     """Snake ``i``'s value from the partition in ``work`` (``i`` alive)."""
     n = g[G_N]
@@ -397,6 +420,11 @@ def _value(g, s, i, work):
     if food < 0:
         if hp <= squares // 2 or hp < 15:
             v -= 0.5 * (1.0 - hp / 100.0)
+        stray = work[style + _W_STRAY]
+        if stray > 0 and hp < work[style + _FOOD_HEALTH] / _MILLION:
+            nearest = _nearest_food(g, s, i)
+            if nearest >= 0:
+                v -= stray / _MILLION * nearest / (g[G_WIDTH] + g[G_HEIGHT])
     elif hp < food:
         v -= 0.5
     elif hp < work[style + _FOOD_HEALTH] / _MILLION:
