@@ -239,7 +239,7 @@ def test_the_forager_is_pulled_to_food_it_does_not_own_when_hungry(ruleset):
     """A (3 long) owns no food: B (5 long) is nearer to both. Hungry (health 30), the
     forager's value is the default's less 0.1 x the board distance to the nearest food over
     width + height, so it is pulled towards food it would have to take; fed (health 80), or
-    owning food, it is the default."""
+    owning food, it is the default. Near starving, the food margin's penalty comes on top."""
     from snake.core.control import control_value
     from snake.diagram import from_ascii
     drawing = """
@@ -262,11 +262,22 @@ def test_the_forager_is_pulled_to_food_it_does_not_own_when_hungry(ruleset):
     # the nearest food to A's head (0, 4) is 9 moves away; wrapped, (6, 1) is 1 + 3
     distance = {"standard": 9, "wrapped": 4}[ruleset]
     assert abs(hungry["forager"] - (hungry["default"] - 0.1 * distance / 14)) < 1e-12
-    # B owns food: the forager is the default for B
-    request = from_ascii(drawing, ruleset, you="B", health={"A": 30, "B": 30})
-    packed = core.encode(request.state)
-    assert control_value(packed.g, packed.s, 1, workspace(packed.g, "forager")) == \
-        control_value(packed.g, packed.s, 1, workspace(packed.g, "default"))
+    # starving (health 18, under distance + the margin of 15): the margin's penalty grows
+    # as the health left beyond the distance runs out
+    starving = values(18)
+    ramp = 0.5 * min(1.0, (distance + 15 - 18) / 15)
+    assert abs(starving["forager"] - (starving["default"] - 0.1 * distance / 14 - ramp)) < 1e-12
+    # B owns food 3 moves away: the forager is the default for B, until B's health is
+    # within the margin of that distance
+    def b_values(health):
+        request = from_ascii(drawing, ruleset, you="B", health={"A": 30, "B": health})
+        packed = core.encode(request.state)
+        return [control_value(packed.g, packed.s, 1, workspace(packed.g, style))
+                for style in ("default", "forager")]
+    default, forager = b_values(30)
+    assert forager == default
+    default, forager = b_values(10)
+    assert abs(forager - (default - 0.5 * (3 + 15 - 10) / 15)) < 1e-12
 
 
 def test_the_hunter_likes_a_shorter_snake_cramped():

@@ -62,7 +62,8 @@ _FREE, _BIT, _CELL_ARRAYS = range(3)
 _FRONT, _NEW, _OWN, _SNAKE_SETS = range(4)
 _QUARTERS, _FOOD_D, _ORDER, _LO, _HI, _NUMBERS = range(6)
 # The value's weights (a style), after the per-snake numbers, in millionths.
-_W_CONTROL, _W_LENGTH, _W_CRAMPED, _W_FOOD, _FOOD_HEALTH, _W_HUNT, _W_STRAY, _STYLE_FIELDS = range(8)
+(_W_CONTROL, _W_LENGTH, _W_CRAMPED, _W_FOOD, _FOOD_HEALTH, _W_HUNT, _W_STRAY, _FOOD_MARGIN,
+ _STYLE_FIELDS) = range(9)
 _MILLION = 1_000_000.0
 
 #: Styles of play: the weights of the value's terms (module docstring of
@@ -73,13 +74,17 @@ _MILLION = 1_000_000.0
 #: cramped shorter opponent is), stray food (below that health, with no food of its own:
 #: the board distance from its head to the nearest food, which it would have to take from
 #: whoever owns it; without it such a snake has no reason to move towards any food and
-#: starves with food on the board).
-STYLES: dict[str, tuple[float, float, float, float, float, float, float]] = {
-    "default": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0, 0.0),
-    "grower": (0.5, 0.6, 0.4, 0.15, 101.0, 0.0, 0.0),
-    "hunter": (0.5, 0.35, 0.4, 0.1, 50.0, 0.4, 0.0),
-    "space": (1.0, 0.1, 0.4, 0.1, 50.0, 0.0, 0.0),
-    "forager": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0, 0.1),
+#: starves with food on the board), and the food margin: the default's "health runs out
+#: before it reaches its food" (-0.5) is a cliff seen only a few moves before it is too
+#: late; with a margin M the penalty starts when health is below the food's distance + M
+#: and grows to -0.5 as the margin is used up, so a hungry snake closes in while it can
+#: (the distance is the stray food's when it owns none and the stray weight is set).
+STYLES: dict[str, tuple[float, ...]] = {
+    "default": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0, 0.0, 0.0),
+    "grower": (0.5, 0.6, 0.4, 0.15, 101.0, 0.0, 0.0, 0.0),
+    "hunter": (0.5, 0.35, 0.4, 0.1, 50.0, 0.4, 0.0, 0.0),
+    "space": (1.0, 0.1, 0.4, 0.1, 50.0, 0.0, 0.0, 0.0),
+    "forager": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0, 0.1, 15.0),
 }
 
 _ONE, _ZERO, _63 = np.uint64(1), np.uint64(0), np.uint64(63)
@@ -417,6 +422,7 @@ def _value(g, s, i, work):
         v += hunt / _MILLION * cramped
     hp = s[g[G_HEALTH] + i]
     food = work[food_d + i]
+    margin = work[style + _FOOD_MARGIN] / _MILLION
     if food < 0:
         if hp <= squares // 2 or hp < 15:
             v -= 0.5 * (1.0 - hp / 100.0)
@@ -425,10 +431,18 @@ def _value(g, s, i, work):
             nearest = _nearest_food(g, s, i)
             if nearest >= 0:
                 v -= stray / _MILLION * nearest / (g[G_WIDTH] + g[G_HEIGHT])
-    elif hp < food:
-        v -= 0.5
-    elif hp < work[style + _FOOD_HEALTH] / _MILLION:
-        v -= work[style + _W_FOOD] / _MILLION * food / (g[G_WIDTH] + g[G_HEIGHT])
+                if margin > 0 and hp < nearest + margin:
+                    v -= 0.5 * min(1.0, (nearest + margin - hp) / margin)
+    elif margin <= 0:
+        if hp < food:
+            v -= 0.5
+        elif hp < work[style + _FOOD_HEALTH] / _MILLION:
+            v -= work[style + _W_FOOD] / _MILLION * food / (g[G_WIDTH] + g[G_HEIGHT])
+    else:
+        if hp < food + margin:
+            v -= 0.5 * min(1.0, (food + margin - hp) / margin)
+        if hp < work[style + _FOOD_HEALTH] / _MILLION:
+            v -= work[style + _W_FOOD] / _MILLION * food / (g[G_WIDTH] + g[G_HEIGHT])
     return max(-LIMIT, min(LIMIT, v))
 
 
