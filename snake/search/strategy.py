@@ -27,6 +27,7 @@ from .clock import DEFAULT_MARGIN_MS, Budget, think_time_ms
 from .evaluate import BoardControlEvaluator, NnueEvaluator
 from .result import SearchResult
 from .compiled import DEFAULT_TABLE_MB, CompiledAlphaBeta, warm_up
+from .last_chance import LOST_THIS_TURN, last_chance
 from .state import plan_snakes
 from ..core import EncodeError
 from ..core.control import STYLES
@@ -77,7 +78,9 @@ class SearchStrategy:
     values a leaf ``(1 - network_weight) * board control + network_weight * network``, the
     accumulator kept along the path from the step's change reports. ``table_mb``: the
     compiled search's transposition table per thread. ``exact_root``: every root move gets
-    an exact score, not only the best (compiled engine; self-play's training targets)."""
+    an exact score, not only the best (compiled engine; self-play's training targets).
+    ``last_chance``: when the search proves that every move can be killed this turn, play
+    the move that survives the most replies (:mod:`snake.search.last_chance`)."""
 
     def __init__(self, network: Any | None = None, *, name: str = "search",
                  algorithm: str = "alphabeta", evaluator: str = "voronoi",
@@ -86,7 +89,8 @@ class SearchStrategy:
                  max_opponents: int | None = None, reach: int = DEFAULT_REACH,
                  max_concurrent: int | None = DEFAULT_MAX_CONCURRENT, engine: str = "python",
                  table_mb: float = DEFAULT_TABLE_MB, network_weight: float = 1.0,
-                 style: str = "default", exact_root: bool = False) -> None:
+                 style: str = "default", exact_root: bool = False,
+                 last_chance: bool = False) -> None:
         if engine not in ENGINES:
             raise ValueError(f"unknown search engine {engine!r}; choose one of {ENGINES}")
         if not 0.0 <= network_weight <= 1.0:
@@ -120,6 +124,7 @@ class SearchStrategy:
         self.network_weight = float(network_weight)
         self.style = style
         self.exact_root = bool(exact_root)
+        self.last_chance = bool(last_chance)
         self.cores = default_cores()
         self._in_flight = 0
         self._in_flight_lock = threading.Lock()
@@ -215,15 +220,26 @@ class SearchStrategy:
         if result.move is None:
             return Decision(seed.move, method=f"seed ({seed.method}): search completed nothing",
                             filter=seed.filter, scores=seed.scores, search=result)
-        return Decision(result.move, method=f"search ({result.algorithm}, {result.evaluator})",
-                        filter=seed.filter, search=result)
+        method = f"search ({result.algorithm}, {result.evaluator})"
+        move = result.move
+        if self.last_chance and result.score <= LOST_THIS_TURN:
+            chance = last_chance(request.state, request.you, result.move)
+            move = chance.move
+            method += ", last chance"
+            counts = ", ".join(f"{m} {n}" for m, n in chance.survives.items())
+            result.note = (f"{result.note}; " if result.note else "") + (
+                f"every move proven lost: {move} survives the most of {chance.replies} "
+                f"replies this turn ({counts})")
+        return Decision(move, method=method, filter=seed.filter, search=result)
 
 
 #: The search strategies offered by name, and their options (the one table of variants).
 #: ``search-py`` is the readable Python search the compiled one replaced, kept to compare.
 VARIANTS: dict[str, dict[str, Any]] = {
+    # the default; when every move can be killed this turn it plays the one that survives
+    # the most replies (snake.search.last_chance)
     "search": {"algorithm": "alphabeta", "evaluator": "voronoi", "engine": "compiled",
-               "max_concurrent": None},
+               "max_concurrent": None, "last_chance": True},
     "search-py": {"algorithm": "alphabeta", "evaluator": "voronoi"},
     "search-nnue": {"algorithm": "alphabeta", "evaluator": "auto"},
     # the compiled search valuing leaves by the network (alone, or half and half with

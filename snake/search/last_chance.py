@@ -1,0 +1,74 @@
+"""The last chance: when the search has proved that every move can be killed this turn,
+the move most likely to live through it.
+
+The paranoid search lets the opponents answer knowing our move. When it finds that every
+move loses on this very turn (the score :data:`LOST_THIS_TURN`), all moves score the same
+loss, certain death and a head-to-head one reply in three would win alike, and the one it
+answers is an accident of move order. But a real opponent moves without knowing ours: a move that loses
+to one of its replies and survives the others is a chance, one that loses to all of them is
+none. So then each of our candidate moves (:func:`snake.rules.candidate_moves`) is played
+against every joint reply of the opponents near enough to meet our head this turn (head
+within two moves of ours; each on its candidate moves, the others on their cheap move), by
+the rules (:func:`snake.rules.apply_rules`), and the move that leaves us alive after the most
+replies is played; ties keep the search's move, then the order up, down, left, right.
+
+Only this turn is looked at, and only then: the search already said that every move loses
+now against best play, so what is left is not to die now. (A loss proved for a later turn
+is left to the search, which plays the latest one.)
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from ..board import GameState, Snake
+from ..rules import MOVES, apply_rules, candidate_moves, distance, obstacles_after_move
+from .state import WIN, cheap_move
+
+#: The score of a search whose every move loses on this turn (a loss at ply 1).
+LOST_THIS_TURN = -(WIN - 1)
+
+#: Opponents whose head is at most this far from ours can meet it this turn.
+REACH = 2
+#: At most this many of them are enumerated (nearest first): 3 ** 3 joint replies.
+MAX_NEAR = 3
+
+
+@dataclass(frozen=True, slots=True)
+class LastChance:
+    """The move played, and per candidate move how many of the ``replies`` it survives."""
+
+    move: str
+    survives: dict[str, int]
+    replies: int
+
+
+def last_chance(state: GameState, you: Snake, searched_move: str) -> LastChance:
+    """The move of ``you`` that survives this turn against the most replies (module
+    docstring); ``searched_move`` is the search's answer, kept on ties."""
+    board = state.board
+    obstacles = obstacles_after_move(state)
+    mine = candidate_moves(state, you, obstacles)
+    wraps = state.ruleset.wraps
+    others = [s for s in board.living_snakes if s.id != you.id]
+    near = sorted((s for s in others if not you.is_squadmate(s)
+                   and distance(you.head, s.head, board.width, board.height, wraps) <= REACH),
+                  key=lambda s: distance(you.head, s.head, board.width, board.height, wraps))
+    near = near[:MAX_NEAR]
+    near_ids = {s.id for s in near}
+    fixed = {s.id: cheap_move(state, s, obstacles_after_move(state, s))
+             for s in others if s.id not in near_ids}
+    options = [candidate_moves(state, s, obstacles) for s in near]
+    replies = list(itertools.product(*options))
+    survives: dict[str, int] = {}
+    for move in mine:
+        alive = 0
+        for reply in replies:
+            moves = {**fixed, **{s.id: m for s, m in zip(near, reply)}, you.id: move}
+            after = apply_rules(state, moves)
+            if not after.board.snake(you.id).eliminated_cause:
+                alive += 1
+        survives[move] = alive
+    best = max(mine, key=lambda m: (survives[m], m == searched_move, -MOVES.index(m)))
+    return LastChance(best, survives, len(replies))

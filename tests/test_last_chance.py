@@ -1,0 +1,76 @@
+"""The last chance: when every move is proven lost, the move that survives the turn
+against the most replies."""
+
+from __future__ import annotations
+
+from snake.diagram import from_ascii
+from snake.search.last_chance import LOST_THIS_TURN, last_chance
+from snake.search.strategy import SearchStrategy
+
+# A (3 long) has two moves, both of which a longer snake can meet head on: up, where B and
+# D can both come (8 of the 18 joint replies of B, C and D leave A alive), and down, where
+# only C can (9 of 18). Left is B's body, right A's neck.
+SQUEEZED = """
+    . . . . . . .
+    . . . D d d d
+    . . B . . . .
+    . . b A a a .
+    . . b . C . .
+    . . b . c . .
+    . . . . c c .
+"""
+
+
+def test_the_move_that_survives_the_most_replies_is_played():
+    request = from_ascii(SQUEEZED)
+    chance = last_chance(request.state, request.you, "up")
+    assert chance.survives == {"up": 8, "down": 9}
+    assert chance.replies == 18
+    assert chance.move == "down"
+
+
+def test_ties_keep_the_searched_move():
+    # each of A's three moves can be met by one longer snake (B, C, D: one of its three
+    # moves each), so each survives 18 of the 27 joint replies
+    request = from_ascii("""
+        . d d d . . .
+        . . . D . . .
+        . . . . . . .
+        b B . A . C c
+        b . . a . . c
+        b . . a . . c
+        . . . . . . .
+    """)
+    state, you = request.state, request.you
+    chance = last_chance(state, you, "left")
+    assert chance.survives == {"up": 18, "left": 18, "right": 18}
+    assert chance.replies == 27
+    assert chance.move == "left"
+    assert last_chance(state, you, "right").move == "right"
+
+
+def test_the_search_strategy_plays_its_last_chance_only_when_every_move_is_lost():
+    request = from_ascii(SQUEEZED)
+    for engine in ("compiled", "python"):
+        plain = SearchStrategy(engine=engine, max_nodes=3000, think_ms=60_000, max_opponents=3)
+        chance = SearchStrategy(engine=engine, max_nodes=3000, think_ms=60_000, max_opponents=3,
+                                last_chance=True)
+        found = plain.search(request)
+        assert found.score == LOST_THIS_TURN     # every move loses now against the right reply
+        decision = chance.choose(request, None)
+        assert decision.move == "down"
+        assert "last chance" in decision.method
+        assert "down survives the most of 18 replies" in decision.search.note
+    # a position that is not lost this turn is left to the search
+    open_board = from_ascii("""
+        . . . . . . .
+        . . . . . . .
+        . . . A a a .
+        . . . . . . .
+        . . . . . . .
+        . B b b . . .
+        . . . . . . .
+    """)
+    decision = SearchStrategy(engine="compiled", max_nodes=2000, think_ms=60_000,
+                              last_chance=True).choose(open_board, None)
+    assert "last chance" not in decision.method
