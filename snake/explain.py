@@ -80,7 +80,7 @@ def _explain_search(search: SearchResult, letters: dict[str, str]) -> list[str]:
         f"  score {search.score:.4f}",
     ]
     if search.note:
-        lines.append(f"  nnue: {search.note}")
+        lines.append(f"  note: {search.note}")
     if search.iterations:
         lines.append("  iterations: " + ", ".join(
             f"depth {depth} {move} at {ms} ms" for depth, move, _, _, ms in search.iterations))

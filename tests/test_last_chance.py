@@ -74,3 +74,14 @@ def test_the_search_strategy_plays_its_last_chance_only_when_every_move_is_lost(
     decision = SearchStrategy(engine="compiled", max_nodes=2000, think_ms=60_000,
                               last_chance=True).choose(open_board, None)
     assert "last chance" not in decision.method
+
+
+def test_explain_says_why_the_last_chance_was_played():
+    from snake.explain import explain
+    from snake.strategies import get_strategy
+    request = from_ascii(SQUEEZED)
+    decision = get_strategy("search").choose(request, None)
+    text = explain(request, decision, "search")
+    assert "note: every move can be killed this turn: down survives the most of 18 replies" in text
+    assert "(up 8, down 9)" in text
+    assert text.splitlines()[-1].startswith("move: down")

@@ -18,7 +18,8 @@ class SearchResult:
     request's arrival to the answer (set by the strategy). ``iterations``: per completed
     iteration (depth, best move, score, nodes so far, ms so far). ``opponents`` / ``cheap``:
     the snakes searched and those played cheaply. ``note``: why the configured evaluator
-    could not be used. ``engine``: which implementation ran."""
+    could not be used, or that the last chance changed the move. ``engine``: which
+    implementation ran."""
 
     move: str | None
     score: float = 0.0

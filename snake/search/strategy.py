@@ -228,7 +228,7 @@ class SearchStrategy:
             method += ", last chance"
             counts = ", ".join(f"{m} {n}" for m, n in chance.survives.items())
             result.note = (f"{result.note}; " if result.note else "") + (
-                f"every move proven lost: {move} survives the most of {chance.replies} "
+                f"every move can be killed this turn: {move} survives the most of {chance.replies} "
                 f"replies this turn ({counts})")
         return Decision(move, method=method, filter=seed.filter, search=result)
 
