@@ -283,6 +283,24 @@ def test_a_ledger_keeps_what_the_tally_needs_across_pieces(capsys, tmp_path):
     assert "no games of random" in capsys.readouterr().err
 
 
+def test_two_matches_played_with_one_seed_are_different_games_in_a_ledger(capsys, tmp_path):
+    """Game ids come from the run's seed: the same seed with other players gives other games,
+    which the ledger keeps apart by player and opponents."""
+    from snake.arena.tally import main as tally
+    ledger = tmp_path / "screen.jsonl"
+    for players in (["floodfill", "random"], ["random", "floodfill"]):
+        piece = tmp_path / players[0]
+        assert run(capsys, *players, "-g", "3", "--size", "7", "--parallel", "1",
+                   "--seed", "5", "-o", str(piece))[0] == 0
+        assert tally([str(piece), "--ledger", str(ledger)]) == 0
+        assert "3 games added" in capsys.readouterr().err
+    assert tally([str(ledger)]) == 1          # two players: say which
+    assert "give --player" in capsys.readouterr().err
+    for name in ("floodfill", "random"):
+        assert tally([str(ledger), "--player", name]) == 0
+        assert capsys.readouterr().out.startswith(f"{name}: 3 games")
+
+
 def test_a_broken_ledger_line_is_named(capsys, tmp_path):
     from snake.arena.tally import main as tally
     ledger = tmp_path / "bad.jsonl"

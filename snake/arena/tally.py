@@ -156,19 +156,26 @@ def read_ledger(path: Path) -> list[tuple[str, GameSummary]]:
     return rows
 
 
+def game_key(player: str, summary: GameSummary) -> tuple[str, str, str]:
+    """What makes a game the same game: its id (the arena's come from the run's seed and
+    the game's number), the player and the kind (which names the opponents), so that two
+    matches played with one seed are two games."""
+    return (summary.game_id, player, summary.kind)
+
+
 def add_to_ledger(path: Path, summaries: list[tuple[str, GameSummary]], tag: str) -> int:
-    """Append the summaries whose game is not in the ledger yet (by game id); returns how
-    many were added. The file is created if needed."""
-    known = {s.game_id for _, s in read_ledger(path)} if path.exists() else set()
+    """Append the summaries whose game is not in the ledger yet (:func:`game_key`); returns
+    how many were added. The file is created if needed."""
+    known = {game_key(n, s) for n, s in read_ledger(path)} if path.exists() else set()
     added = 0
     with open(path, "a") as f:
         for player, summary in summaries:
-            if summary.game_id in known:
+            if game_key(player, summary) in known:
                 continue
             if tag:
                 summary.tag = tag
             f.write(json.dumps(summary.to_row(player), separators=(",", ":")) + "\n")
-            known.add(summary.game_id)
+            known.add(game_key(player, summary))
             added += 1
     return added
 
@@ -226,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     summaries: list[tuple[str, GameSummary]] = []
     recorded: list[tuple[str, GameSummary]] = []     # read from game records, not ledgers
-    seen: set[str] = set()
+    seen: set[tuple[str, str, str]] = set()
     for path in files:
         ledger = is_ledger(path)
         if ledger:
@@ -244,9 +251,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
         for row in rows:
             # the same game given twice (a ledger and its records) counts once
-            if row[1].game_id and row[1].game_id in seen:
+            if row[1].game_id and game_key(*row) in seen:
                 continue
-            seen.add(row[1].game_id)
+            seen.add(game_key(*row))
             summaries.append(row)
             if not ledger:
                 recorded.append(row)
