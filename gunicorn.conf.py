@@ -33,10 +33,12 @@ def _default_threads() -> int:
     that waits for a free thread waits outside the search's clock, so every game in flight
     needs a thread of its own: 16 per worker serve 32 games at once. The one-shot
     strategies answer in milliseconds and do best with 4 (docs/server.md)."""
+    from snake.search.strategy import VARIANTS
     from snake.strategies import DEFAULT_STRATEGY
 
     strategy = os.environ.get("NUPPEPPOU_STRATEGY") or DEFAULT_STRATEGY
-    return 16 if strategy.startswith("search") else 4
+    # every search variant, options in brackets or not (a bad name is the app's to report)
+    return 16 if strategy.split("[", 1)[0].strip() in VARIANTS else 4
 
 
 # Prometheus metrics from every worker (snake/metrics.py): prometheus_client's multiprocess

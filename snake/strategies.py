@@ -19,7 +19,7 @@ import functools
 from typing import Any, Callable
 
 from .decision import Strategy
-from .search.strategy import VARIANTS, make_search_strategy
+from .search.strategy import VARIANTS, make_search_strategy, split_options
 from .strategy import FloodFillStrategy, RandomStrategy, SeedStrategy
 
 StrategyFactory = Callable[..., Strategy]
@@ -46,11 +46,19 @@ def register_strategy(name: str, factory: StrategyFactory) -> None:
 
 
 def get_strategy(name: str, *, network: Any | None = None, seed: int | None = None) -> Strategy:
-    """A new strategy by name; ``ValueError`` listing the known names for an unknown one."""
-    try:
-        factory = _REGISTRY[name]
-    except KeyError:
+    """A new strategy by name; ``ValueError`` listing the known names for an unknown one.
+    A search strategy's name may carry options in brackets,
+    ``search[max_opponents=3,reach=8]`` (:func:`snake.search.strategy.split_options`)."""
+    base, options = split_options(name)
+    if base not in _REGISTRY:
         raise ValueError(
-            f"unknown strategy {name!r}; choose one of: {', '.join(_REGISTRY)}"
-        ) from None
-    return factory(network=network, seed=seed)
+            f"unknown strategy {base!r}; choose one of: {', '.join(_REGISTRY)}"
+        )
+    if options or base != name:
+        if base not in VARIANTS:
+            raise ValueError(f"strategy {name!r}: only search strategies take options "
+                             f"({', '.join(VARIANTS)})")
+        strategy = make_search_strategy(base, network, seed, overrides=options)
+        strategy.name = name
+        return strategy
+    return _REGISTRY[name](network=network, seed=seed)

@@ -364,6 +364,27 @@ def test_sprt_needs_two_increasing_elos(capsys, bad):
         run(capsys, "floodfill", "random", "--sprt", bad)
 
 
+def test_a_search_player_may_carry_options(capsys):
+    """``search[max_opponents=3]``: an experiment without a new variant; a label may name
+    it; a bad option or options on a one-step strategy stop the run with the reason."""
+    from snake.arena.players import PlayerError, parse_players
+    players = parse_players(["search[max_opponents=3,last_chance=no]", "old=search[reach=8]",
+                             "floodfill"])
+    assert [(p.label, p.target) for p in players] == [
+        ("search[max_opponents=3,last_chance=no]", "search[max_opponents=3,last_chance=no]"),
+        ("old", "search[reach=8]"), ("floodfill", "floodfill")]
+    for bad, reason in (("search[bogus=1]", "is not OPTION=VALUE"),
+                        ("search[reach=far]", "is not an integer"),
+                        ("seed[reach=2]", "only search strategies take options"),
+                        ("search[reach=2", "one pair of brackets")):
+        with pytest.raises(PlayerError, match=reason):
+            parse_players([bad, "floodfill"])
+    code, out, _ = run(capsys, "search[max_nodes=200,max_opponents=1]", "floodfill", "-g", "2",
+                       "--size", "7", "--parallel", "1", "--seed", "2")
+    assert code == 0
+    assert table_row(out, "search[max_nodes=200,max_opponents=1]")[0] == 2
+
+
 def test_a_player_may_bring_its_own_network(capsys, tmp_path):
     """``STRATEGY@FILE``: that player's built-in strategy plays with the network in FILE
     (generation k+1 against generation k); a file that does not load stops the run."""

@@ -154,3 +154,19 @@ def test_bad_input_over_http(server):
     assert status == 405
     # The workers are still alive and answering.
     assert request(port, "GET", "/")[0] == 200
+
+
+@pytest.mark.parametrize("strategy, threads", [
+    (None, 16), ("search", 16), ("grower", 16), ("search[max_opponents=3]", 16),
+    ("seed", 4), ("floodfill", 4)])
+def test_every_search_strategy_gets_a_thread_per_game(monkeypatch, strategy, threads):
+    """The configuration's default threads: 16 for any search variant (with options or
+    not), 4 for the one-step strategies."""
+    import runpy
+    if strategy is None:
+        monkeypatch.delenv("NUPPEPPOU_STRATEGY", raising=False)
+    else:
+        monkeypatch.setenv("NUPPEPPOU_STRATEGY", strategy)
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "/nonexistent-unused")
+    config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    assert config["_default_threads"]() == threads

@@ -264,6 +264,18 @@ def test_a_node_limit_from_the_environment_makes_arena_searches_reproducible(mon
             make_search_strategy("search")
 
 
+def test_options_in_a_strategy_name_override_the_variant():
+    from snake.strategies import get_strategy
+    strategy = get_strategy("search[max_opponents=3, reach=9, last_chance=off]")
+    assert (strategy.max_opponents, strategy.reach, strategy.last_chance) == (3, 9, False)
+    assert strategy.engine == "compiled"
+    assert get_strategy("grower[max_opponents=1]").style == "grower"
+    assert get_strategy("search").last_chance is True
+    for bad in ("search[max_opponents]", "search[depth=3]", "random[reach=1]", "search]"):
+        with pytest.raises(ValueError, match="strategy"):
+            get_strategy(bad)
+
+
 @pytest.mark.parametrize("variable", ("NUPPEPPOU_SEARCH_ENGINE", "NUPPEPPOU_SEARCH_ALGORITHM",
                                       "NUPPEPPOU_SEARCH_EVAL"))
 def test_an_unknown_search_option_in_the_environment_is_refused(monkeypatch, variable):

@@ -1,7 +1,8 @@
 """Arena players: built-in strategies played in-process, and Battlesnakes spoken to over HTTP.
 
 A player is given on the command line as ``TARGET`` or ``LABEL=TARGET``: ``TARGET`` is the
-name of a strategy in :data:`snake.strategies.STRATEGIES` or an ``http://`` / ``https://``
+name of a strategy in :data:`snake.strategies.STRATEGIES` (a search strategy with options in
+brackets, ``search[max_opponents=3]``) or an ``http://`` / ``https://``
 URL. Each seat of each game gets its own *seat* object, built in the process that plays the
 game:
 
@@ -66,6 +67,19 @@ def known_strategies() -> tuple[str, ...]:
     return tuple(STRATEGIES)
 
 
+def _strategy_base(text: str, name: str) -> str:
+    """The strategy a built-in player's name is made from: ``search`` for
+    ``search[max_opponents=3]`` (options only on search strategies)."""
+    from ..search.strategy import VARIANTS, split_options
+    try:
+        base, options = split_options(name)
+    except ValueError as exc:
+        raise PlayerError(f"player {text!r}: {exc}") from None
+    if (options or base != name) and base not in VARIANTS:
+        raise PlayerError(f"player {text!r}: only search strategies take options")
+    return base
+
+
 def parse_players(texts: Sequence[str], strategies: Sequence[str] | None = None) -> list[PlayerSpec]:
     """Parse ``TARGET`` / ``LABEL=TARGET`` arguments. Repeated labels get ``#2``, ``#3``..."""
     if strategies is None:
@@ -75,7 +89,9 @@ def parse_players(texts: Sequence[str], strategies: Sequence[str] | None = None)
     for i, text in enumerate(texts):
         text = text.strip()
         label, target, weights = "", text, ""
-        if "=" in text and not text.startswith(("http://", "https://")):
+        bracket = text.find("[")
+        if "=" in text and not text.startswith(("http://", "https://")) and (
+                bracket < 0 or text.index("=") < bracket):   # not an option's '='
             label, target = (part.strip() for part in text.split("=", 1))
             if not label:
                 raise PlayerError(f"player {text!r}: empty label before '='")
@@ -89,12 +105,12 @@ def parse_players(texts: Sequence[str], strategies: Sequence[str] | None = None)
                 raise PlayerError(f"player {text!r}: bad port in URL") from None
             label = label or target
             color = PALETTE[i % len(PALETTE)]
-        elif target.split("@", 1)[0] in strategies:
+        elif _strategy_base(text, target.split("@", 1)[0]) in strategies:
             target, _, weights = target.partition("@")
             if _ and not weights:
                 raise PlayerError(f"player {text!r}: no network file after '@'")
             label = label or (f"{target}@{Path(weights).stem}" if weights else target)
-            color = BUILTIN_COLORS.get(target, PALETTE[i % len(PALETTE)])
+            color = BUILTIN_COLORS.get(_strategy_base(text, target), PALETTE[i % len(PALETTE)])
         else:
             raise PlayerError(f"player {text!r}: not a strategy ({', '.join(strategies)}) "
                               "nor an http:// URL")

@@ -262,8 +262,47 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
+#: Options a search strategy's name may set in brackets, ``search[max_opponents=3,reach=8]``
+#: (the arena, ``NUPPEPPOU_STRATEGY``): experiments without a new entry in :data:`VARIANTS`.
+OPTION_TYPES: dict[str, type] = {
+    "max_opponents": int, "reach": int, "style": str, "last_chance": bool,
+    "network_weight": float, "max_nodes": int, "max_depth": int, "table_mb": float,
+    "margin_ms": float,
+}
+
+
+def split_options(name: str) -> tuple[str, dict[str, Any]]:
+    """``"search[max_opponents=3,last_chance=no]"`` -> ``("search", {"max_opponents": 3,
+    "last_chance": False})``; a name without brackets has no options. ``ValueError``
+    names what is wrong (unknown option, bad value, unbalanced brackets)."""
+    if "[" not in name and "]" not in name:
+        return name, {}
+    base, bracket, rest = name.partition("[")
+    if not bracket or not rest.endswith("]") or "[" in rest or "]" in rest[:-1]:
+        raise ValueError(f"strategy {name!r}: options go in one pair of brackets, "
+                         "e.g. search[max_opponents=3]")
+    options: dict[str, Any] = {}
+    for item in filter(None, (part.strip() for part in rest[:-1].split(","))):
+        key, equals, text = (part.strip() for part in item.partition("="))
+        if not equals or key not in OPTION_TYPES:
+            raise ValueError(f"strategy {name!r}: {item!r} is not OPTION=VALUE with an option "
+                             f"among {', '.join(OPTION_TYPES)}")
+        kind = OPTION_TYPES[key]
+        try:
+            if kind is bool:
+                if text.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+                    raise ValueError
+                options[key] = text.lower() in ("1", "true", "yes", "on")
+            else:
+                options[key] = kind(text)
+        except ValueError:
+            raise ValueError(f"strategy {name!r}: {key}={text!r} is not "
+                             f"{'a yes/no' if kind is bool else 'an integer' if kind is int else 'a number' if kind is float else 'a name'}") from None
+    return base.strip(), options
+
+
 def make_search_strategy(name: str = "search", network: Any | None = None,
-                         seed: int | None = None) -> SearchStrategy:
+                         seed: int | None = None, overrides: dict[str, Any] | None = None) -> SearchStrategy:
     """The search strategy ``name`` (:data:`VARIANTS`). The environment may override the
     default ``search``'s options: ``NUPPEPPOU_SEARCH_ENGINE`` (compiled, python),
     ``NUPPEPPOU_SEARCH_ALGORITHM`` (alphabeta: the only one), ``NUPPEPPOU_SEARCH_EVAL``
@@ -273,7 +312,8 @@ def make_search_strategy(name: str = "search", network: Any | None = None,
     process), ``NUPPEPPOU_SEARCH_TABLE_MB`` and ``NUPPEPPOU_SEARCH_MAX_NODES`` (a node
     limit besides the clock: reproducible, cheap arena experiments at equal nodes) for every
     variant. ``seed`` is accepted for
-    the registry's signature; the search is deterministic."""
+    the registry's signature; the search is deterministic. ``overrides``
+    (:func:`split_options`) replace the variant's and the environment's options."""
     if name not in VARIANTS:
         raise ValueError(f"unknown search strategy {name!r}; choose one of {', '.join(VARIANTS)}")
     options: dict[str, Any] = dict(VARIANTS[name])
@@ -301,4 +341,8 @@ def make_search_strategy(name: str = "search", network: Any | None = None,
             except ValueError:
                 expected = "a number" if kind is float else "an integer"
                 raise ValueError(f"{variable}={value!r}: expected {expected}") from None
+    unknown = set(overrides or {}) - set(OPTION_TYPES)
+    if unknown:
+        raise ValueError(f"unknown search options {sorted(unknown)}")
+    options.update(overrides or {})
     return SearchStrategy(network, name=name, **options)
