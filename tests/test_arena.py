@@ -277,7 +277,18 @@ def test_a_ledger_keeps_what_the_tally_needs_across_pieces(capsys, tmp_path):
     # the ledger and a copy of it together: still 8 games
     shutil.copy(ledger, tmp_path / "copy.jsonl")
     assert tally([str(ledger), str(tmp_path / "copy.jsonl")]) == 0
-    assert capsys.readouterr().out.startswith("floodfill: 8 games")
+    out = capsys.readouterr()
+    assert out.out.startswith("floodfill: 8 games")
+    assert "8 games given twice counted once" in out.err
+    # one game id with another result (a second run with the same --seed): both counted
+    lines = ledger.read_text().splitlines()
+    other = json.loads(lines[0])
+    other["turns"] += 1
+    (tmp_path / "rerun.jsonl").write_text(json.dumps(other) + "\n")
+    assert tally([str(ledger), str(tmp_path / "rerun.jsonl")]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("floodfill: 9 games")
+    assert "appears with another result" in out.err
     # the other player's side is not in this ledger
     assert tally([str(ledger), "--player", "random"]) == 1
     assert "no games of random" in capsys.readouterr().err
@@ -304,11 +315,21 @@ def test_two_matches_played_with_one_seed_are_different_games_in_a_ledger(capsys
 def test_a_broken_ledger_line_is_named(capsys, tmp_path):
     from snake.arena.tally import main as tally
     ledger = tmp_path / "bad.jsonl"
-    ledger.write_text('{"game": "g1", "player": "a", "kind": "k", "outcome": "win", '
-                      '"turns": 3, "starved": false}\n'
-                      '{"game": "g2", "player": "a", "outcome": "won"}\n')
+    good = ('{"game": "g1", "player": "a", "kind": "standard 7x7, 2 snakes, against b", '
+            '"outcome": "win", "turns": 3, "starved": false}\n')
+    for bad, reason in (('{"game": "g2", "player": "a", "outcome": "won"}', "outcome 'won'"),
+                        ('{"game": "g2", "player": "a", "kind": "k", "outcome": "win", '
+                         '"turns": 3, "starved": false}', "how many snakes"),
+                        ('{"game": "g2", "outcome": "win"}', "not a ledger line"),
+                        ('[1, 2]', "not a ledger line")):
+        ledger.write_text(good + bad + "\n")
+        assert tally([str(ledger)]) == 1
+        err = capsys.readouterr().err
+        assert f"{ledger}:2" in err and reason in err
+    # a file whose first line is not a summary is read as a game record, and skipped
+    ledger.write_text("5\n")
     assert tally([str(ledger)]) == 1
-    assert f"{ledger}:2" in capsys.readouterr().err
+    assert "skipped" in capsys.readouterr().err
 
 
 def test_until_decided_stops_a_game_without_changing_any_result(capsys, tmp_path):
@@ -331,11 +352,14 @@ def test_until_decided_stops_a_game_without_changing_any_result(capsys, tmp_path
     short_results = json.loads((short / "results.json").read_text())
     assert short_results["decided"] > 0
     assert short_results["mean_turns"] < full_results["mean_turns"]
-    # the first player's records (its snake is "you"): the same wins, draws and losses
-    assert tally([str(full)]) == 0
-    whole = capsys.readouterr().out.splitlines()[0]
-    assert tally([str(short)]) == 0
-    assert capsys.readouterr().out.splitlines()[0] == whole
+    # the records score each player as the whole game does: the first player (one seat,
+    # its snake is "you"), and the player with three seats, who wins a decided game
+    for player in ("random", "floodfill"):
+        assert tally([str(full), "--player", player]) == 0
+        whole = capsys.readouterr().out.splitlines()[0]
+        assert tally([str(short), "--player", player]) == 0
+        assert capsys.readouterr().out.splitlines()[0] == whole
+    assert "even play 75.0%" in whole          # three of the four seats
     for record in sorted(short.glob("game-*.jsonl")):
         stopped = read_replay(record)
         whole = read_replay(full / record.name)
@@ -379,6 +403,10 @@ def test_a_search_player_may_carry_options(capsys):
                         ("search[reach=2", "one pair of brackets")):
         with pytest.raises(PlayerError, match=reason):
             parse_players([bad, "floodfill"])
+    from snake.arena.players import BuiltinSeat
+    seat = BuiltinSeat(players[0].target)
+    assert (seat.strategy.max_opponents, seat.strategy.last_chance) == (3, False)
+    assert BuiltinSeat(players[1].target).strategy.reach == 8
     code, out, _ = run(capsys, "search[max_nodes=200,max_opponents=1]", "floodfill", "-g", "2",
                        "--size", "7", "--parallel", "1", "--seed", "2")
     assert code == 0

@@ -156,17 +156,19 @@ def test_bad_input_over_http(server):
     assert request(port, "GET", "/")[0] == 200
 
 
-@pytest.mark.parametrize("strategy, threads", [
-    (None, 16), ("search", 16), ("grower", 16), ("search[max_opponents=3]", 16),
-    ("seed", 4), ("floodfill", 4)])
-def test_every_search_strategy_gets_a_thread_per_game(monkeypatch, strategy, threads):
+def test_every_search_strategy_gets_a_thread_per_game(tmp_path):
     """The configuration's default threads: 16 for any search variant (with options or
-    not), 4 for the one-step strategies."""
-    import runpy
-    if strategy is None:
-        monkeypatch.delenv("NUPPEPPOU_STRATEGY", raising=False)
-    else:
-        monkeypatch.setenv("NUPPEPPOU_STRATEGY", strategy)
-    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "/nonexistent-unused")
-    config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
-    assert config["_default_threads"]() == threads
+    not), 4 for the one-step strategies. (Read in a child process: the configuration sets
+    process-wide environment variables.)"""
+    cases = {"": 16, "search": 16, "grower": 16, "search[max_opponents=3]": 16,
+             "seed": 4, "floodfill": 4}
+    for strategy, threads in cases.items():
+        env = {k: v for k, v in os.environ.items() if k != "NUPPEPPOU_STRATEGY"}
+        env["PROMETHEUS_MULTIPROC_DIR"] = str(tmp_path)      # no metrics folder left behind
+        if strategy:
+            env["NUPPEPPOU_STRATEGY"] = strategy
+        script = ("import runpy; print(runpy.run_path('gunicorn.conf.py')"
+                  "['_default_threads']())")
+        out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, check=True,
+                             capture_output=True, text=True).stdout
+        assert int(out.split()[-1]) == threads, strategy

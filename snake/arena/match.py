@@ -158,11 +158,12 @@ def play_game(spec: GameSpec, players: Sequence[PlayerSpec], *, network: Any = N
     living = state.board.living_snakes
     # The CLI's result line: a living snake wins; no snake left in a multi-snake game is a
     # draw. A game stopped at max_turns with several snakes alive is written as a draw; one
-    # stopped when decided (several snakes of one player alive) has no winner and no draw.
-    if len(living) == 1 or (living and spec.squads and len({s.squad for s in living}) == 1):
+    # stopped when decided names a living snake of the player who has won (its name is the
+    # player's, which is what a record is read by).
+    if decided or len(living) == 1 or (living and spec.squads and len({s.squad for s in living}) == 1):
         winner_id, winner_name, is_draw = living[0].id, looks[living[0].id].name, False
     else:
-        winner_id, winner_name, is_draw = "", "", len(ids) > 1 and not decided
+        winner_id, winner_name, is_draw = "", "", len(ids) > 1
     path = None
     if replay is not None:
         replay.result = result_line(winner_id, winner_name, is_draw)

@@ -44,6 +44,8 @@ LENGTH_TURNS = (50, 100)
 
 #: Outcomes a summary may hold.
 OUTCOMES = ("win", "draw", "loss")
+#: How a kind says the number of snakes.
+_SNAKES = re.compile(r", (\d+) snakes")
 
 
 @dataclass(slots=True)
@@ -57,10 +59,22 @@ class GameSummary:
     length_at: dict[int, tuple[int, float]] = field(default_factory=dict)   # turn: (own, others' mean)
     game_id: str = ""
     tag: str = ""                  # what played it (a ledger's label, e.g. a commit)
+    seats: int = 1                 # the player's snakes in the game
+
+    @property
+    def snakes(self) -> int:
+        """The number of snakes in the game (from :attr:`kind`)."""
+        return int(_SNAKES.search(self.kind).group(1))
+
+    def content(self) -> tuple:
+        """What the game's record says, without where it came from: two summaries with
+        one key (:func:`game_key`) and one content are the same game given twice."""
+        return (self.outcome, self.turns, self.starved, self.seats,
+                tuple(sorted(self.length_at.items())))
 
     def to_row(self, player: str) -> dict:
         """The ledger line of this summary (JSON-serialisable; NaN becomes null)."""
-        return {"game": self.game_id, "player": player, "kind": self.kind,
+        return {"game": self.game_id, "player": player, "kind": self.kind, "seats": self.seats,
                 "outcome": self.outcome, "turns": self.turns, "starved": self.starved,
                 "length_at": {str(t): [own, None if other != other else other]
                               for t, (own, other) in sorted(self.length_at.items())},
@@ -72,12 +86,15 @@ class GameSummary:
         try:
             if row["outcome"] not in OUTCOMES:
                 raise ValueError(f"outcome {row['outcome']!r} is not one of {OUTCOMES}")
+            if not _SNAKES.search(str(row["kind"])):
+                raise ValueError(f"kind {row['kind']!r} does not say how many snakes played")
             length_at = {int(t): (int(own), float("nan") if other is None else float(other))
                          for t, (own, other) in row.get("length_at", {}).items()}
             return str(row["player"]), cls(str(row["kind"]), row["outcome"], int(row["turns"]),
                                            bool(row["starved"]), length_at,
-                                           str(row["game"]), str(row.get("tag", "")))
-        except (KeyError, TypeError) as exc:
+                                           str(row["game"]), str(row.get("tag", "")),
+                                           int(row.get("seats", 1)))
+        except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a ledger line ({exc!r})") from None
 
 
@@ -114,8 +131,9 @@ def summarise(path: Path, player: str | None) -> tuple[str, GameSummary]:
         outcome = "loss"
     starved = (not alive_at_end and outcome == "loss" and last_alive is not None
                and last_alive["health"] == 1)
+    seats = sum(1 for s in board["snakes"] if s["name"] == name)
     return name, GameSummary(kind, outcome, replay.turns[-1]["turn"], starved, length_at,
-                             replay.game.get("id", ""))
+                             replay.game.get("id", ""), seats=seats)
 
 
 def _died_last(turns: list[dict], name: str) -> bool:
@@ -136,7 +154,8 @@ def is_ledger(path: Path) -> bool:
     try:
         with open(path) as f:
             first = f.readline()
-        return bool(first.strip()) and "outcome" in json.loads(first)
+        line = json.loads(first) if first.strip() else None
+        return isinstance(line, dict) and "outcome" in line
     except (OSError, ValueError):
         return False
 
@@ -166,32 +185,63 @@ def game_key(player: str, summary: GameSummary) -> tuple[str, str, str]:
 def add_to_ledger(path: Path, summaries: list[tuple[str, GameSummary]], tag: str) -> int:
     """Append the summaries whose game is not in the ledger yet (:func:`game_key`); returns
     how many were added. The file is created if needed."""
-    known = {game_key(n, s) for n, s in read_ledger(path)} if path.exists() else set()
+    known = Games()
+    if path.exists():
+        for row in read_ledger(path):
+            known.admit(*row)
     added = 0
     with open(path, "a") as f:
         for player, summary in summaries:
-            if game_key(player, summary) in known:
+            if not known.admit(player, summary):
                 continue
             if tag:
                 summary.tag = tag
             f.write(json.dumps(summary.to_row(player), separators=(",", ":")) + "\n")
-            known.add(game_key(player, summary))
             added += 1
     return added
+
+
+class Games:
+    """The games seen so far, so that a game given twice counts once: a summary whose key
+    (:func:`game_key`) and content are those of one seen is a duplicate. One key with other
+    content is another game (two runs with one ``--seed``: ids come from the seed); it is
+    counted, and said on standard error."""
+
+    def __init__(self) -> None:
+        self.contents: dict[tuple[str, str, str], set[tuple]] = {}
+        self.duplicates = 0
+        self.clashes = 0
+
+    def admit(self, player: str, summary: GameSummary) -> bool:
+        """Whether ``summary`` is a game not seen yet (and now seen)."""
+        if not summary.game_id:
+            return True
+        key, content = game_key(player, summary), summary.content()
+        contents = self.contents.setdefault(key, set())
+        if content in contents:
+            self.duplicates += 1
+            return False
+        if contents:
+            self.clashes += 1
+            print(f"game {summary.game_id} of {player} appears with another result: counted as "
+                  "another game (give each piece of a match its own --seed)", file=sys.stderr)
+        contents.add(content)
+        return True
 
 
 def report(name: str, games: list[GameSummary]) -> list[str]:
     counts = Counter(g.outcome for g in games)
     score = Score(counts["win"], counts["draw"], counts["loss"])
     lo, hi = score.interval
-    sizes = {int(re.search(r", (\d+) snakes", g.kind).group(1)) for g in games}
-    if sizes == {2}:
+    shapes = {(g.seats, g.snakes) for g in games}
+    if shapes == {(1, 2)}:
         rating = f", Elo {score.elo_text()} {score.elo_interval_text()}"
         first = ""
     else:
-        # with more snakes a score is a share of first places: even play is 1/n, and a
-        # two-player Elo means nothing
-        rating = f", even play {1 / sizes.pop():.1%}" if len(sizes) == 1 else ""
+        # with more snakes a score is a share of first places: even play is the share of
+        # the seats the player holds, and a two-player Elo means nothing
+        seats, snakes = shapes.pop() if len(shapes) == 1 else (0, 0)
+        rating = f", even play {seats / snakes:.1%}" if snakes else ""
         first = " (a win is a first place)"
     lines = [f"{name}: {score.games} games, +{score.wins} ={score.draws} -{score.losses}"
              f"{first}: score {score.fraction:.1%} [{lo:.1%}, {hi:.1%}]{rating}"]
@@ -233,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     summaries: list[tuple[str, GameSummary]] = []
     recorded: list[tuple[str, GameSummary]] = []     # read from game records, not ledgers
-    seen: set[tuple[str, str, str]] = set()
+    seen = Games()
     for path in files:
         ledger = is_ledger(path)
         if ledger:
@@ -251,12 +301,13 @@ def main(argv: list[str] | None = None) -> int:
                 continue
         for row in rows:
             # the same game given twice (a ledger and its records) counts once
-            if row[1].game_id and game_key(*row) in seen:
+            if not seen.admit(*row):
                 continue
-            seen.add(game_key(*row))
             summaries.append(row)
             if not ledger:
                 recorded.append(row)
+    if seen.duplicates:
+        print(f"{seen.duplicates} games given twice counted once", file=sys.stderr)
     if args.ledger is not None:
         try:
             added = add_to_ledger(args.ledger, recorded, args.tag)
