@@ -366,6 +366,42 @@ def test_until_decided_stops_a_game_without_changing_any_result(capsys, tmp_path
         assert stopped.turns == whole.turns[:len(stopped.turns)]
 
 
+@pytest.mark.parametrize("move, cause, trapped", [
+    ("up", "wall-collision", True),     # every move of A dies: walls, its neck, B
+    ("down", "snake-collision", True),
+])
+def test_the_tally_says_how_the_snake_died(capsys, tmp_path, move, cause, trapped):
+    """A record of one turn in which A, cornered, dies: the tally replays that turn through
+    the rules with the move A's frozen body shows and B's move, and says the cause and that
+    no move of A's would have lived."""
+    from snake.arena.replay import Replay, SnakeLook, game_object, request_body, result_line, write_replay
+    from snake.arena.tally import main as tally
+    from snake.diagram import from_ascii
+    from snake.rules import play_turn
+    import random as random_module
+    request = from_ascii("""
+        A a a . . . .
+        b b b B . . .
+        b . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+    """)
+    state = request.state
+    looks = {"A": SnakeLook("mine"), "B": SnakeLook("theirs")}
+    replay = Replay(game_object(state))
+    replay.turns.append(request_body(state, "A", looks))
+    after = play_turn(state, {"A": move, "B": "down"}, random_module.Random(1))
+    assert after.board.snake("A").eliminated_cause == cause
+    replay.turns.append(request_body(after, "A", looks))
+    replay.result = result_line("B", "theirs", False)
+    write_replay(tmp_path / "game-00001.jsonl", replay)
+    assert tally([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"how it died, by the rules: {cause} 1; trapped (no move of its own lived) in 1 of 1" in out
+
+
 def test_tally_without_records_says_so(capsys, tmp_path):
     from snake.arena.tally import main as tally
     assert tally([str(tmp_path)]) == 1

@@ -20,8 +20,11 @@ player) it counts, from each file's result line, wins (it is the winner), draws 
 with it alive on the last recorded turn) and losses, then prints the score with its 95%
 Wilson interval and Elo, as the arena does. In games of more than two snakes a win is a
 first place. Also: game length, the player's length at turns 50 and 100 beside the mean of
-the others', how many of its deaths came with health 1 on its last turn (starvation), and
-per ruleset, board size, number of snakes and opponents when they are mixed.
+the others', how many of its deaths came with health 1 on its last turn (starvation), how
+it died (its last turn replayed through :mod:`snake.rules` with the move its frozen body
+shows and the moves the others made: the elimination cause, and whether it was *trapped*,
+no move of its own living through those moves), and per ruleset, board size, number of
+snakes and opponents when they are mixed.
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .replay import ReplayError, read_replay
+from ..board import parse_request
+from ..rules import MOVES, apply_rules, next_square
+from .replay import Replay, ReplayError, read_replay
 from .stats import Score
 
 #: Turns at which lengths are compared.
@@ -60,6 +65,8 @@ class GameSummary:
     game_id: str = ""
     tag: str = ""                  # what played it (a ledger's label, e.g. a commit)
     seats: int = 1                 # the player's snakes in the game
+    death: str = ""                # the elimination cause by the rules ("" alive or unknown)
+    trapped: bool = False          # no move of its own would have lived through that turn
 
     @property
     def snakes(self) -> int:
@@ -69,13 +76,14 @@ class GameSummary:
     def content(self) -> tuple:
         """What the game's record says, without where it came from: two summaries with
         one key (:func:`game_key`) and one content are the same game given twice."""
-        return (self.outcome, self.turns, self.starved, self.seats,
+        return (self.outcome, self.turns, self.starved, self.seats, self.death, self.trapped,
                 tuple(sorted(self.length_at.items())))
 
     def to_row(self, player: str) -> dict:
         """The ledger line of this summary (JSON-serialisable; NaN becomes null)."""
         return {"game": self.game_id, "player": player, "kind": self.kind, "seats": self.seats,
                 "outcome": self.outcome, "turns": self.turns, "starved": self.starved,
+                "death": self.death, "trapped": self.trapped,
                 "length_at": {str(t): [own, None if other != other else other]
                               for t, (own, other) in sorted(self.length_at.items())},
                 "tag": self.tag}
@@ -93,7 +101,8 @@ class GameSummary:
             return str(row["player"]), cls(str(row["kind"]), row["outcome"], int(row["turns"]),
                                            bool(row["starved"]), length_at,
                                            str(row["game"]), str(row.get("tag", "")),
-                                           int(row.get("seats", 1)))
+                                           int(row.get("seats", 1)), str(row.get("death", "")),
+                                           bool(row.get("trapped", False)))
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a ledger line ({exc!r})") from None
 
@@ -132,8 +141,65 @@ def summarise(path: Path, player: str | None) -> tuple[str, GameSummary]:
     starved = (not alive_at_end and outcome == "loss" and last_alive is not None
                and last_alive["health"] == 1)
     seats = sum(1 for s in board["snakes"] if s["name"] == name)
+    cause, trapped = how_it_died(replay) if first["you"]["name"] == name else ("", False)
     return name, GameSummary(kind, outcome, replay.turns[-1]["turn"], starved, length_at,
-                             replay.game.get("id", ""), seats=seats)
+                             replay.game.get("id", ""), seats=seats, death=cause,
+                             trapped=trapped)
+
+
+def how_it_died(replay: Replay) -> tuple[str, bool]:
+    """The elimination cause of the record's ``you`` by the rules, and whether it was
+    trapped (none of its moves lives through the others' moves of that turn); ``("",
+    False)`` when it did not die. Its move is read off its frozen body in the next line;
+    the others' off their next heads, and for a snake that died on the same turn, the first
+    move (in move order) under which the rules eliminate exactly the snakes the record
+    lost."""
+    turns = replay.turns
+    you_id = turns[0]["you"]["id"]
+    for i in range(len(turns) - 1):
+        if (any(s["id"] == you_id for s in turns[i]["board"]["snakes"])
+                and not any(s["id"] == you_id for s in turns[i + 1]["board"]["snakes"])):
+            break
+    else:
+        return "", False
+    before, after = turns[i], turns[i + 1]
+    state = parse_request(before).state
+    heads = {s["id"]: (s["head"]["x"], s["head"]["y"]) for s in after["board"]["snakes"]}
+    heads[you_id] = (after["you"]["head"]["x"], after["you"]["head"]["y"])
+    survivors = {s["id"] for s in after["board"]["snakes"]}
+
+    def move_to(snake) -> str | None:
+        return next((m for m in MOVES if next_square(state, snake.head, m) == heads[snake.id]),
+                    None)
+
+    living = state.board.living_snakes
+    moves = {s.id: move_to(s) for s in living if s.id in heads}
+    if moves.get(you_id) is None:
+        return "", False
+    fallen = [s.id for s in living if s.id not in heads]
+    chosen = None
+    for combo in _combinations(len(fallen)):
+        trial = {**moves, **dict(zip(fallen, combo))}
+        after_state = apply_rules(state, trial)
+        if {s.id for s in after_state.board.living_snakes} == survivors:
+            chosen = trial
+            break
+    if chosen is None:
+        return "", False
+    cause = apply_rules(state, chosen).board.snake(you_id).eliminated_cause or ""
+    trapped = all(apply_rules(state, {**chosen, you_id: m}).board.snake(you_id).eliminated_cause
+                  for m in MOVES)
+    return cause, trapped
+
+
+def _combinations(n: int):
+    """Every assignment of moves to ``n`` snakes, in move order."""
+    if n == 0:
+        yield ()
+        return
+    for first in MOVES:
+        for rest in _combinations(n - 1):
+            yield (first, *rest)
 
 
 def _died_last(turns: list[dict], name: str) -> bool:
@@ -254,6 +320,13 @@ def report(name: str, games: list[GameSummary]) -> list[str]:
     deaths = sum(1 for g in games if g.outcome == "loss")
     starved = sum(g.starved for g in games)
     lines.append(f"  its deaths by starvation (health 1 on its last turn): {starved} of {deaths}")
+    causes = Counter(g.death for g in games if g.death)
+    if causes:
+        trapped = sum(g.trapped for g in games if g.death)
+        lines.append("  how it died, by the rules: "
+                     + ", ".join(f"{c} {n}" for c, n in causes.most_common())
+                     + f"; trapped (no move of its own lived) in {trapped} of "
+                       f"{sum(causes.values())}")
     for turn in LENGTH_TURNS:
         pairs = [g.length_at[turn] for g in games if turn in g.length_at]
         if pairs:
