@@ -30,6 +30,7 @@ snakes and opponents when they are mixed.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import statistics
@@ -177,29 +178,17 @@ def how_it_died(replay: Replay) -> tuple[str, bool]:
     if moves.get(you_id) is None:
         return "", False
     fallen = [s.id for s in living if s.id not in heads]
-    chosen = None
-    for combo in _combinations(len(fallen)):
-        trial = {**moves, **dict(zip(fallen, combo))}
-        after_state = apply_rules(state, trial)
+    for combo in itertools.product(MOVES, repeat=len(fallen)):
+        chosen = {**moves, **dict(zip(fallen, combo))}
+        after_state = apply_rules(state, chosen)
         if {s.id for s in after_state.board.living_snakes} == survivors:
-            chosen = trial
             break
-    if chosen is None:
+    else:
         return "", False
-    cause = apply_rules(state, chosen).board.snake(you_id).eliminated_cause or ""
+    cause = after_state.board.snake(you_id).eliminated_cause or ""
     trapped = all(apply_rules(state, {**chosen, you_id: m}).board.snake(you_id).eliminated_cause
                   for m in MOVES)
     return cause, trapped
-
-
-def _combinations(n: int):
-    """Every assignment of moves to ``n`` snakes, in move order."""
-    if n == 0:
-        yield ()
-        return
-    for first in MOVES:
-        for rest in _combinations(n - 1):
-            yield (first, *rest)
 
 
 def _died_last(turns: list[dict], name: str) -> bool:
