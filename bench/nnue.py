@@ -7,14 +7,17 @@ update (``Accumulator.apply`` of a precomputed change) and forward pass (hidden 
 update+forward and refresh+forward; a whole turn from the state (``Accumulator.update_to``
 on a copy, against ``active_features`` + refresh); the per-state time of scoring 64 sibling
 states (``update_to`` on copies of the parent) in one batch versus one at a time; the weight file's size
-and load time; and the quantisation error (float vs int8 first layer) on the same states.
+and load time; and the quantisation error (float vs int8 first and second layers) on the
+same states.
 
 The compiled path (:mod:`nnue.feature_transformer`, :mod:`nnue.layers`), as the search
 runs it: a run of steps of the compiled core with their change reports, applied to the
 accumulator and each followed by the forward pass, in one compiled loop (forward through the
 run and back, so it ends where it began); beside it, in the same run, today's numpy path for
 the same changes (the rows gathered and summed by numpy, then ``Network.forward``'s BLAS
-products). The last line reads ``nnue: compiled update+forward X us, numpy path Y us, ...``.
+products), and the compiled walk with ``W2`` in float32 (what the int8 rows save). The last
+line reads ``nnue: compiled update+forward X us (int8 W2; Z us with float32 W2), numpy path
+Y us, ...``.
 
 Positions come from the rules engine: snakes are laid out as random self-avoiding bodies of
 the wanted length, then a few turns are played with random safe moves; each measured turn is
@@ -111,8 +114,8 @@ def mid_game(side: int, n_snakes: int, length: int, rng: random.Random,
 
 
 @njit(cache=True, nogil=True)
-def _walk(g, s_after, changes, n_changes, you, offset, w1, counts, acc, scale, w2, b2, w3, b3,
-          hidden, out, repeats):
+def _walk(g, s_after, changes, n_changes, you, offset, w1, counts, acc, scale, w2, w2_scale, b2,
+          w3, b3, hidden, out, repeats):
     """``repeats`` times: every step's report applied and scored, then every step undone
     (its report with the signs turned) and scored; 2 * steps * repeats updates+forwards."""
     steps = changes.shape[0]
@@ -123,10 +126,10 @@ def _walk(g, s_after, changes, n_changes, you, offset, w1, counts, acc, scale, w
     for _ in range(repeats):
         for k in range(steps):
             apply_changes(g, s_after[k], you, offset, w1, changes[k], n_changes[k], counts, acc)
-            forward_one(acc, scale, w2, b2, w3, b3, hidden, out)
+            forward_one(acc, scale, w2, w2_scale, b2, w3, b3, hidden, out)
         for k in range(steps - 1, -1, -1):
             apply_changes(g, s_after[k], you, offset, w1, undo[k], n_changes[k], counts, acc)
-            forward_one(acc, scale, w2, b2, w3, b3, hidden, out)
+            forward_one(acc, scale, w2, w2_scale, b2, w3, b3, hidden, out)
 
 
 def compiled_path(net: Network, side: int, n_snakes: int, length: int, rng: random.Random,
@@ -161,11 +164,19 @@ def compiled_path(net: Network, side: int, n_snakes: int, length: int, rng: rand
     hidden = np.zeros(net.w2.shape[1], np.float32)
     out = np.zeros(4, np.float32)
 
-    def compiled(repeats=1):
+    def compiled(repeats=1, w2=net.w2, w2_scale=net.w2_scale):
         _walk(packed.g, s_after, changes, n_changes, 0, acc.offset, net.w1, acc.counts, acc.acc,
-              net.w1_scale, net.w2, net.b2, net.w3, net.b3, hidden, out, repeats)
+              net.w1_scale, w2, w2_scale, net.b2, net.w3, net.b3, hidden, out, repeats)
+
+    # The same walk with W2 in float32 (the network's own weights dequantised, as version 1
+    # of the weight file held them): what the int8 rows save.
+    ones = np.ones_like(net.w2_scale)
+
+    def compiled_float_w2(repeats=1):
+        compiled(repeats, net.w2_float, ones)
 
     compiled(1)
+    compiled_float_w2(1)
     # The numpy path: the same changes as feature indices switched on and off.
     diffs = []
     for a, b in zip(feature_sets, feature_sets[1:]):
@@ -186,6 +197,8 @@ def compiled_path(net: Network, side: int, n_snakes: int, length: int, rng: rand
             net.forward(net.pre_activation(total))
 
     return interleaved({"compiled update+forward": (lambda: compiled(20), 40 * steps),
+                        "compiled update+forward, float32 W2": (lambda: compiled_float_w2(20),
+                                                                40 * steps),
                         "numpy update+forward": (numpy_path, 2 * steps)}, budget)
 
 
@@ -481,7 +494,8 @@ def main() -> None:
     t = results["11x11, 4 snakes"]["times"]
     # The server's turn, state in and scores out: update_to (features included) +
     # forward, against active_features + refresh + forward.
-    print(f"nnue: compiled update+forward {t['compiled update+forward']:.1f} us, numpy path "
+    print(f"nnue: compiled update+forward {t['compiled update+forward']:.1f} us (int8 W2; "
+          f"{t['compiled update+forward, float32 W2']:.1f} us with float32 W2), numpy path "
           f"{t['numpy update+forward']:.1f} us; session turn (update_to + forward) "
           f"{t['turn: update_to + forward']:.0f} us, refresh+forward "
           f"{t['turn: features + refresh + forward']:.0f} us on 11x11 with 4 snakes")

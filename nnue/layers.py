@@ -2,11 +2,15 @@
 
 :func:`forward_one` goes from one accumulator to the four scores: the first layer's scale,
 ReLU, the 512x512 layer as a sum of the rows of ``W2`` for the units that are on (about half
-are off after the ReLU, and are skipped), ReLU, the output layer and the sigmoid.
+are off after the ReLU, and are skipped), ReLU, the output layer and the sigmoid. A quantised
+network's ``W2`` rows are int8 with one scale per row (:mod:`nnue.network`): the scale
+multiplies the unit's activation once, and the row is read as a quarter of the bytes of a
+float32 row, which is most of what the pass costs.
 
 These compute what :meth:`nnue.network.Network.forward` computes with numpy (batches still
-go through it, as BLAS matrix products); the hidden layers are float32 in both, summed in
-another order, so scores agree to float32 rounding (tested to 1e-5).
+go through it, as BLAS matrix products with ``W2`` dequantised); activations and sums are
+float32 in both, summed in another order, so scores agree to float32 rounding (tested to
+1e-5).
 """
 
 from __future__ import annotations
@@ -20,32 +24,36 @@ _JIT = dict(cache=True, nogil=True)
 
 
 @njit(fastmath=True, **_JIT)
-def forward_one(acc, scale, w2, b2, w3, b3, hidden, out):
+def forward_one(acc, scale, w2, w2_scale, b2, w3, b3, hidden, out):
     """The scores of one accumulator ``acc`` ([H1], int32 or float32) into ``out`` ([4]):
-    ``sigmoid(relu(relu(acc * scale) @ W2 + b2) @ W3 + b3)``. ``hidden`` is a float32
-    scratch of [H2]."""
+    ``sigmoid(relu(relu(acc * scale) @ W2 + b2) @ W3 + b3)`` with ``W2 = w2 * w2_scale[:, None]``
+    (``w2`` int8 or float32). ``hidden`` is a float32 scratch of [H2]."""
     n_in, n_hidden = w2.shape
     for j in range(n_hidden):
         hidden[j] = b2[j]
     for i in range(n_in):
         x = np.float32(acc[i] * scale[i])
         if x > 0:
+            x = np.float32(x * w2_scale[i])
             row = w2[i]
             for j in range(n_hidden):
-                hidden[j] += x * row[j]
-    for k in range(out.shape[0]):
-        z = b3[k]
-        for j in range(n_hidden):
-            h = hidden[j]
-            if h > 0:
-                z += h * w3[j, k]
-        out[k] = 0.5 * (1.0 + math.tanh(0.5 * z))
+                hidden[j] += x * np.float32(row[j])
+    n_out = out.shape[0]
+    for k in range(n_out):
+        out[k] = b3[k]
+    for j in range(n_hidden):
+        h = hidden[j]
+        if h > 0:
+            for k in range(n_out):
+                out[k] += h * w3[j, k]
+    for k in range(n_out):
+        out[k] = 0.5 * (1.0 + math.tanh(0.5 * out[k]))
 
 
 def warm_up() -> None:
     """Compile (or load from the cache) the forward pass, so that no move pays for it (done
     when a network is loaded)."""
-    for acc_type in (np.int32, np.float32):
-        forward_one(np.zeros(4, acc_type), np.ones(4, np.float32), np.zeros((4, 2), np.float32),
-                    np.zeros(2, np.float32), np.zeros((2, 4), np.float32),
+    for acc_type, w2_type in ((np.int32, np.int8), (np.float32, np.float32)):
+        forward_one(np.zeros(4, acc_type), np.ones(4, np.float32), np.zeros((4, 2), w2_type),
+                    np.ones(4, np.float32), np.zeros(2, np.float32), np.zeros((2, 4), np.float32),
                     np.zeros(4, np.float32), np.zeros(2, np.float32), np.zeros(4, np.float32))

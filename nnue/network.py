@@ -10,18 +10,30 @@ Forward pass (SPEC §4)::
 ``W1`` is stored row per feature (``[F, H1]``), so a feature's contribution is one contiguous
 row. (A torch ``nn.Linear`` weight is ``[out, in]``: transpose it when exporting.)
 
-**Quantisation.** A network is either *float* (``W1`` float32, as trained) or *quantised*
-(what the weight file holds and the server runs): ``W1`` is int8 with one scale per hidden
-unit (output column), ``W1 ≈ W1q * scale``, and ``b1`` is int32 in the same units,
-``b1q = round(b1 / scale)``. The accumulator then sums int8 rows into int32 exactly, so an
-incremental update gives bit for bit the refresh result whatever the order of additions,
-and is multiplied by ``scale`` (float32) only before the hidden layers. Per-column scales
-are what makes exact integer accumulation possible (a per-feature-row scale would mix units
-inside the sum); docs/nnue.md gives the measured accuracy cost. The hidden layers stay
-float32: numpy's integer matmul does not use BLAS.
+**Quantisation.** A network is either *float* (as trained) or *quantised* (what the weight
+file holds and the server runs):
+
+- ``W1`` is int8 with one scale per hidden unit (output column), ``W1 ≈ W1q * scale``, and
+  ``b1`` is int32 in the same units, ``b1q = round(b1 / scale)``. The accumulator then sums
+  int8 rows into int32 exactly, so an incremental update gives bit for bit the refresh
+  result whatever the order of additions, and is multiplied by ``scale`` (float32) only
+  before the hidden layers. Per-column scales are what makes exact integer accumulation
+  possible (a per-feature-row scale would mix units inside the sum). The accumulator stays
+  int32 rather than Stockfish's int16: a 19x19 board with eight long snakes has several
+  hundred active features, and 127 times that overflows int16.
+- ``W2`` is int8 with one scale per *row* (per first-layer unit), ``W2 ≈ W2q * w2_scale[:, None]``:
+  the compiled forward pass (:func:`nnue.layers.forward_one`) adds one row of ``W2`` per
+  first-layer unit that is on after the ReLU, so a row scale is one multiplication per
+  active unit, and int8 rows are a quarter of the float32 bytes the pass reads (256 KB
+  instead of 1 MB for 512x512: it fits the L2 cache). Activations and sums stay float32
+  (ReLU is not clipped, so there is no fixed range to quantise them to); numpy's batch path
+  multiplies by the same weights dequantised, so both paths agree to float32 rounding.
+- ``W3`` (2 KB) and the biases after the first layer stay float32.
+
+docs/nnue.md gives the measured accuracy cost of each.
 
 **Weight file** (``.npz``, written with ``np.savez_compressed``, read with
-``allow_pickle=False``). Arrays:
+``allow_pickle=False``). Arrays (format version 2):
 
 =============  =======  ==========  ==========================================
 name           dtype    shape       meaning
@@ -30,11 +42,15 @@ name           dtype    shape       meaning
 ``w1``         int8     [F, H1]     quantised first layer, row per feature
 ``w1_scale``   float32  [H1]        W1 ≈ w1 * w1_scale (per hidden unit)
 ``b1``         int32    [H1]        b1 ≈ b1 * w1_scale
-``w2``         float32  [H1, H2]
+``w2``         int8     [H1, H2]    W2 ≈ w2 * w2_scale[:, None]
+``w2_scale``   float32  [H1]        per row of w2
 ``b2``         float32  [H2]
 ``w3``         float32  [H2, 4]
 ``b3``         float32  [4]
 =============  =======  ==========  ==========================================
+
+Version 1 files (``w2`` float32, no ``w2_scale``) are still read: ``W2`` is quantised when
+they are loaded, so they play exactly as the same network saved as version 2.
 
 The header is a JSON object: ``format`` ("nuppeppou-nnue"), ``version`` (1),
 ``architecture`` (``features``, ``hidden``, ``outputs``, ``activation``, ``output_activation``,
@@ -62,7 +78,9 @@ from . import feature_transformer, layers
 from .features import N_FEATURES
 
 FORMAT = "nuppeppou-nnue"
-VERSION = 1
+VERSION = 2
+#: versions :meth:`Network.load` reads (1: float ``w2``, quantised when loaded)
+READABLE_VERSIONS = (1, 2)
 #: One output per move, in the order of :data:`snake.rules.MOVES` (up, down, left, right).
 N_OUTPUTS = len(MOVES)
 HIDDEN = (512, 512)
@@ -70,7 +88,9 @@ HIDDEN = (512, 512)
 #: The shipped network, committed in the repository.
 DEFAULT_WEIGHTS = Path(__file__).resolve().parent.parent / "weights" / "nnue.npz"
 
-_ARRAYS = ("w1", "w1_scale", "b1", "w2", "b2", "w3", "b3")
+_ARRAYS = ("w1", "w1_scale", "b1", "w2", "w2_scale", "b2", "w3", "b3")
+#: the arrays of a version 1 file
+_ARRAYS_V1 = ("w1", "w1_scale", "b1", "w2", "b2", "w3", "b3")
 _INT8_MAX = 127
 #: int8 rows whose sum always fits in int16 (258 * 127 = 32766)
 INT16_ROWS = 258
@@ -81,9 +101,9 @@ class NetworkFileError(ValueError):
     wrong architecture or shape, or a checksum that does not match."""
 
 
-def _checksum(arrays: dict[str, np.ndarray]) -> str:
+def _checksum(arrays: dict[str, np.ndarray], names: tuple[str, ...] = _ARRAYS) -> str:
     h = hashlib.sha256()
-    for name in _ARRAYS:
+    for name in names:
         a = np.ascontiguousarray(arrays[name])
         h.update(f"{name}:{a.dtype.str}:{a.shape};".encode())
         h.update(a.data)
@@ -108,21 +128,37 @@ def quantise_w1(w1: np.ndarray, b1: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return q, scale, bq
 
 
+def quantise_w2(w2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int8 ``W2`` with one float32 scale per row (first-layer unit): a row's largest
+    magnitude maps to 127 (round to nearest); an all-zero row gets scale 1."""
+    w2 = np.asarray(w2, dtype=np.float32)
+    peak = np.abs(w2).max(axis=1)
+    scale = np.where(peak > 0, peak / _INT8_MAX, 1.0).astype(np.float32)
+    q = np.clip(np.rint(w2 / scale[:, None]), -_INT8_MAX, _INT8_MAX).astype(np.int8)
+    return q, scale
+
+
 class Network:
     """The network's weights, float or quantised (see the module docstring).
 
     ``w1`` is ``[F, H1]`` (int8 when :attr:`quantised`, else float32); ``b1`` is ``[H1]`` (int32
-    when quantised, else float32); ``w1_scale`` is ``[H1]`` float32 (ones for a float net).
+    when quantised, else float32); ``w1_scale`` is ``[H1]`` float32 (ones for a float net);
+    ``w2`` is ``[H1, H2]`` (int8 when quantised, else float32) and ``w2_scale`` ``[H1]``
+    float32 (ones for a float net); :attr:`w2_float` is ``W2`` in float32 either way.
     """
 
     def __init__(self, w1: np.ndarray, b1: np.ndarray, w1_scale: np.ndarray, w2: np.ndarray,
-                 b2: np.ndarray, w3: np.ndarray, b3: np.ndarray,
+                 w2_scale: np.ndarray, b2: np.ndarray, w3: np.ndarray, b3: np.ndarray,
                  manifest: dict[str, Any] | None = None) -> None:
         self.quantised = w1.dtype == np.int8
         self.w1 = w1
         self.b1 = b1
         self.w1_scale = w1_scale
         self.w2 = w2
+        self.w2_scale = w2_scale
+        #: W2 in float32 (the batch path's BLAS product uses it)
+        self.w2_float = (np.ascontiguousarray(w2.astype(np.float32) * w2_scale[:, None])
+                         if w2.dtype == np.int8 else w2)
         self.b2 = b2
         self.w3 = w3
         self.b3 = b3
@@ -150,9 +186,10 @@ class Network:
             raise ValueError(f"w1 must be [F, H1] and b1 [H1]; got {w1.shape} and {b1.shape}")
         if quantise:
             q, scale, bq = quantise_w1(w1, b1)
-            return cls(q, bq, scale, f32(w2), f32(b2), f32(w3), f32(b3), manifest)
-        return cls(w1, b1, np.ones(w1.shape[1], np.float32), f32(w2), f32(b2), f32(w3), f32(b3),
-                   manifest)
+            q2, scale2 = quantise_w2(w2)
+            return cls(q, bq, scale, q2, scale2, f32(b2), f32(w3), f32(b3), manifest)
+        ones = np.ones(w1.shape[1], np.float32)
+        return cls(w1, b1, ones, f32(w2), ones.copy(), f32(b2), f32(w3), f32(b3), manifest)
 
     @classmethod
     def random(cls, seed: int, hidden: tuple[int, int] = HIDDEN, *,
@@ -176,7 +213,8 @@ class Network:
         if self.quantised:
             return self
         q, scale, bq = quantise_w1(self.w1, self.b1)
-        return Network(q, bq, scale, self.w2, self.b2, self.w3, self.b3, self.manifest)
+        q2, scale2 = quantise_w2(self.w2)
+        return Network(q, bq, scale, q2, scale2, self.b2, self.w3, self.b3, self.manifest)
 
     # --- shape -------------------------------------------------------------------------
 
@@ -187,7 +225,7 @@ class Network:
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"w1": self.w1, "w1_scale": self.w1_scale, "b1": self.b1, "w2": self.w2,
-                "b2": self.b2, "w3": self.w3, "b3": self.b3}
+                "w2_scale": self.w2_scale, "b2": self.b2, "w3": self.w3, "b3": self.b3}
 
     # --- evaluation --------------------------------------------------------------------
 
@@ -220,7 +258,7 @@ class Network:
         (float); returns ``[..., 4]`` scores in [0, 1], ordered up, down, left, right.
         A batch (``[N, H1]``) runs as two BLAS matrix products."""
         h1 = np.maximum(pre_activation, 0, dtype=np.float32)
-        h2 = h1 @ self.w2
+        h2 = h1 @ self.w2_float
         h2 += self.b2
         np.maximum(h2, 0, out=h2)
         z = h2 @ self.w3
@@ -241,7 +279,8 @@ class Network:
         if hidden is None:
             hidden = scratch["hidden"] = np.empty(self.w2.shape[1], np.float32)
         out = np.empty(N_OUTPUTS, np.float32)
-        layers.forward_one(acc, self.w1_scale, self.w2, self.b2, self.w3, self.b3, hidden, out)
+        layers.forward_one(acc, self.w1_scale, self.w2, self.w2_scale, self.b2, self.w3, self.b3,
+                           hidden, out)
         return out
 
     # --- the weight file ---------------------------------------------------------------
@@ -269,7 +308,9 @@ class Network:
                       "W1 = w1 * w1_scale",
                 "b1": "int32 in the units of w1_scale; b1 = b1 * w1_scale",
                 "accumulator": "int32",
-                "hidden_layers": "float32",
+                "w2": "int8, symmetric, one float32 scale per row (w2_scale); "
+                      "W2 = w2 * w2_scale[:, None]",
+                "hidden_layers": "float32 activations and sums",
             },
             "arrays": {k: {"dtype": v.dtype.str, "shape": list(v.shape)} for k, v in arrays.items()},
             "sha256": _checksum(arrays),
@@ -300,11 +341,18 @@ class Network:
                 names = set(npz.files)
                 if "header" not in names:
                     raise NetworkFileError(f"{where}: not a {FORMAT} file (no header array)")
-                missing = [n for n in _ARRAYS if n not in names]
+                header_text = str(npz["header"][()])
+                # The arrays a file holds depend on its version; a header that is not
+                # readable JSON is reported below, after the arrays of the current version.
+                try:
+                    version = json.loads(header_text).get("version")
+                except (ValueError, AttributeError):
+                    version = VERSION
+                wanted = _ARRAYS_V1 if version == 1 else _ARRAYS
+                missing = [n for n in wanted if n not in names]
                 if missing:
                     raise NetworkFileError(f"{where}: missing arrays {missing}")
-                header_text = str(npz["header"][()])
-                arrays = {n: npz[n] for n in _ARRAYS}
+                arrays = {n: npz[n] for n in wanted}
         except NetworkFileError:
             raise
         except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as exc:
@@ -316,9 +364,9 @@ class Network:
             raise NetworkFileError(f"{where}: header is not JSON ({exc})") from None
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise NetworkFileError(f"{where}: not a {FORMAT} file")
-        if header.get("version") != VERSION:
+        if header.get("version") not in READABLE_VERSIONS:
             raise NetworkFileError(f"{where}: format version {header.get('version')!r}, "
-                                   f"this code reads version {VERSION}")
+                                   f"this code reads versions {list(READABLE_VERSIONS)}")
         arch = header.get("architecture") or {}
         if arch.get("features") != N_FEATURES or arch.get("outputs") != N_OUTPUTS:
             raise NetworkFileError(f"{where}: architecture {arch.get('features')} -> ... -> "
@@ -328,20 +376,28 @@ class Network:
             raise NetworkFileError(f"{where}: output order {arch.get('output_order')} is not "
                                    f"{list(MOVES)}")
         hidden = arch.get("hidden")
-        _check_shapes(arrays, quantised=True, error=NetworkFileError, where=where, hidden=hidden)
-        digest = _checksum(arrays)
+        digest = _checksum(arrays, tuple(arrays))
+        if header["version"] == 1:
+            # Version 1 kept W2 in float32: quantised here as save() would.
+            _check_shapes(arrays | {"w2_scale": np.ones(arrays["w2"].shape[:1], np.float32)},
+                          quantised=True, w2_dtype=np.float32, error=NetworkFileError,
+                          where=where, hidden=hidden)
+            arrays["w2"], arrays["w2_scale"] = quantise_w2(arrays["w2"])
+        else:
+            _check_shapes(arrays, quantised=True, error=NetworkFileError, where=where,
+                          hidden=hidden)
         if digest != header.get("sha256"):
             raise NetworkFileError(f"{where}: checksum mismatch (file says "
                                    f"{header.get('sha256')}, arrays hash to {digest}): corrupt")
         manifest = header.get("manifest") or {}
-        net = cls(**{n: np.ascontiguousarray(a) for n, a in arrays.items()}, manifest=manifest)
+        net = cls(**{n: np.ascontiguousarray(arrays[n]) for n in _ARRAYS}, manifest=manifest)
         layers.warm_up()  # now, not on the first move of the first game
         feature_transformer.warm_up()
         return net
 
 
 def _check_shapes(arrays: dict[str, np.ndarray], *, quantised: bool, error: type[Exception],
-                  where: str = "network", hidden: Any = None) -> None:
+                  where: str = "network", hidden: Any = None, w2_dtype: Any = None) -> None:
     w1 = arrays["w1"]
     if w1.ndim != 2:
         raise error(f"{where}: w1 must be 2-D [F, H1], got shape {w1.shape}")
@@ -352,7 +408,8 @@ def _check_shapes(arrays: dict[str, np.ndarray], *, quantised: bool, error: type
         "w1": ((N_FEATURES, h1), np.int8 if quantised else np.float32),
         "w1_scale": ((h1,), np.float32),
         "b1": ((h1,), np.int32 if quantised else np.float32),
-        "w2": ((h1, h2), np.float32),
+        "w2": ((h1, h2), w2_dtype or (np.int8 if quantised else np.float32)),
+        "w2_scale": ((h1,), np.float32),
         "b2": ((h2,), np.float32),
         "w3": ((h2, N_OUTPUTS), np.float32),
         "b3": ((N_OUTPUTS,), np.float32),
@@ -367,7 +424,7 @@ def _check_shapes(arrays: dict[str, np.ndarray], *, quantised: bool, error: type
         raise error(f"{where}: header says hidden sizes {hidden}, arrays have {[h1, h2]}")
     if min(h1, h2) < 1:
         raise error(f"{where}: empty hidden layer")
-    for name in ("w1_scale", "w2", "b2", "w3", "b3") + (() if quantised else ("w1", "b1")):
+    for name in (n for n, a in arrays.items() if a.dtype.kind == "f"):
         if not np.isfinite(arrays[name]).all():
             raise error(f"{where}: {name} holds NaN or infinity")
 

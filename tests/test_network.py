@@ -111,9 +111,47 @@ def test_quantised_close_to_float(small_net):
     assert np.abs(q.w1).max() <= 127
     diffs = [np.abs(q.evaluate(a) - small_net.evaluate(a)).max() for a in some_states()]
     assert max(diffs) < 0.02
-    # The dequantised weights are within half a step of the float ones, column by column.
+    # The dequantised weights are within half a step of the float ones, column by column
+    # for W1, row by row for W2.
     err = np.abs(q.w1.astype(np.float32) * q.w1_scale - small_net.w1).max(axis=0)
     assert (err <= q.w1_scale * 0.5 + 1e-7).all()
+    assert q.w2.dtype == np.int8 and np.abs(q.w2).max() <= 127
+    err2 = np.abs(q.w2_float - small_net.w2).max(axis=1)
+    assert (err2 <= q.w2_scale * 0.5 + 1e-7).all()
+
+
+def test_compiled_forward_equals_numpy_forward(small_net):
+    """The compiled single-position pass (int8 W2 rows, scale per row) and numpy's batch
+    pass (W2 dequantised, BLAS) give the same scores to float32 rounding."""
+    for net in (small_net, small_net.quantise()):
+        for a in some_states():
+            acc = net.accumulate(a)
+            assert np.allclose(net.score(acc), net.forward(net.pre_activation(acc)), atol=1e-5)
+
+
+def test_version_1_file_loads_as_the_same_network(tmp_path, small_net):
+    """A version 1 file (float W2, no w2_scale) is read and W2 quantised on loading: it plays
+    exactly as the same network saved in version 2."""
+    v2 = tmp_path / "v2.npz"
+    small_net.save(v2, {"note": "v1 test"})
+    v1 = tmp_path / "v1.npz"
+    q = small_net.quantise()
+    arrays = {"w1": q.w1, "w1_scale": q.w1_scale, "b1": q.b1, "w2": small_net.w2,
+              "b2": q.b2, "w3": q.w3, "b3": q.b3}
+    with np.load(v2, allow_pickle=False) as npz:
+        header = json.loads(str(npz["header"][()]))
+    header["version"] = 1
+    header["sha256"] = network_module._checksum(arrays, network_module._ARRAYS_V1)
+    np.savez(v1, header=np.array(json.dumps(header)), **arrays)
+    old, new = Network.load(v1), Network.load(v2)
+    for name in network_module._ARRAYS:
+        assert np.array_equal(getattr(old, name), getattr(new, name)), name
+    for a in some_states():
+        assert np.array_equal(old.evaluate(a), new.evaluate(a))
+    # A version 1 file is still checked: a changed weight breaks its checksum.
+    arrays["w2"] = arrays["w2"] + np.float32(1.0)
+    np.savez(v1, header=np.array(json.dumps(header)), **arrays)
+    refused(v1, "checksum mismatch")
 
 
 def test_round_trip_keeps_outputs_and_manifest(tmp_path, small_net):
@@ -129,7 +167,7 @@ def test_round_trip_keeps_outputs_and_manifest(tmp_path, small_net):
         assert np.array_equal(loaded.evaluate(a), q.evaluate(a))
     with np.load(path, allow_pickle=False) as npz:
         header = json.loads(str(npz["header"][()]))
-    assert header["format"] == "nuppeppou-nnue" and header["version"] == 1
+    assert header["format"] == "nuppeppou-nnue" and header["version"] == 2
     assert header["architecture"]["hidden"] == list(SMALL)
     assert header["architecture"]["output_order"] == ["up", "down", "left", "right"]
     assert len(header["sha256"]) == 64
@@ -205,6 +243,8 @@ def test_wrong_shapes_and_dtypes_are_refused(tmp_path, saved):
         "w2 shape": (lambda a: a.__setitem__("w2", a["w2"][:, :-1]), "w2 has shape|b2 has shape"),
         "w1 rows": (lambda a: a.__setitem__("w1", a["w1"][:-1]), "w1 has shape"),
         "w1 float": (lambda a: a.__setitem__("w1", a["w1"].astype(np.float32)), "w1 has dtype"),
+        "w2 float": (lambda a: a.__setitem__("w2", a["w2"].astype(np.float32)), "w2 has dtype"),
+        "w2_scale missing": (lambda a: a.pop("w2_scale"), "missing arrays"),
         "w3 outputs": (lambda a: a.__setitem__("w3", np.zeros((SMALL[1], 3), np.float32)),
                        "w3 has shape"),
         "b1 missing": (lambda a: a.pop("b1"), "missing arrays"),

@@ -52,14 +52,14 @@ class NnueModel(nn.Module):
     @classmethod
     def from_network(cls, network) -> NnueModel:
         """A model holding a :class:`nnue.network.Network`'s weights (a quantised first
-        layer back in float: ``w1 * scale``, ``b1 * scale``), to train further from a
+        layer back in float: ``w1 * scale``, ``b1 * scale``; ``W2`` likewise), to train further from a
         shipped weight file; the inverse of :meth:`float_weights` up to quantisation."""
         model = cls(tuple(network.hidden), n_features=network.w1.shape[0])
         scale = network.w1_scale.astype("float32")
         with torch.no_grad():
             model.ft.weight.copy_(torch.from_numpy(network.w1.astype("float32") * scale))
             model.ft_bias.copy_(torch.from_numpy(network.b1.astype("float32") * scale))
-            model.l2.weight.copy_(torch.from_numpy(network.w2.T.copy()))
+            model.l2.weight.copy_(torch.from_numpy(network.w2_float.T.copy()))
             model.l2.bias.copy_(torch.from_numpy(network.b2))
             model.out.weight.copy_(torch.from_numpy(network.w3.T.copy()))
             model.out.bias.copy_(torch.from_numpy(network.b3))

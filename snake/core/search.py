@@ -152,8 +152,8 @@ def _network_value(g, s, you, net, acc, hidden, out, moves):
     """The network's value of ``s`` for ``you`` from its accumulator ``acc``: ``2 p - 1``
     with ``p`` the best score among ``you``'s candidate moves (the Python search's
     :class:`snake.search.evaluate.NnueEvaluator`)."""
-    w1, b1, scale, w2, b2, w3, b3 = net
-    forward_one(acc, scale, w2, b2, w3, b3, hidden, out)
+    w1, b1, scale, w2, w2_scale, b2, w3, b3 = net
+    forward_one(acc, scale, w2, w2_scale, b2, w3, b3, hidden, out)
     count = candidate_moves(g, s, you, moves)
     best = -1.0
     for k in range(count):
@@ -692,8 +692,8 @@ class CoreResult:
 
 
 _NO_NETWORK = (np.zeros((1, 1), np.int8), np.zeros(1, np.int32), np.ones(1, np.float32),
-               np.zeros((1, 1), np.float32), np.zeros(1, np.float32), np.zeros((1, 4), np.float32),
-               np.zeros(4, np.float32))
+               np.zeros((1, 1), np.int8), np.ones(1, np.float32), np.zeros(1, np.float32),
+               np.zeros((1, 4), np.float32), np.zeros(4, np.float32))
 
 
 def network_stack(packed: Packed, you: int, network, weight: float) -> tuple[tuple, NetworkStack]:
@@ -713,8 +713,8 @@ def network_stack(packed: Packed, you: int, network, weight: float) -> tuple[tup
     g = packed.g
     side = int(g[G_WIDTH])
     hidden = network.hidden
-    net = (network.w1, network.b1, network.w1_scale, network.w2, network.b2, network.w3,
-           network.b3)
+    net = (network.w1, network.b1, network.w1_scale, network.w2, network.w2_scale, network.b2,
+           network.w3, network.b3)
     stack = NetworkStack(float(weight), int(offset),
                          np.zeros((MAX_PLY + 2, hidden[0]), np.int32),
                          np.zeros((MAX_PLY + 2, side * side * N_PIECES), np.int16),
