@@ -91,3 +91,26 @@ def test_resume_continues_where_the_run_stopped(data_dir, tmp_path):
 def test_resume_without_a_checkpoint_is_refused(data_dir, tmp_path):
     with pytest.raises(SystemExit, match="no checkpoint"):
         fit.fit(fit_args(data_dir, tmp_path / "none", "--resume"))
+
+
+def test_freeze_dense_trains_only_the_rows_the_data_touches(data_dir, tmp_path):
+    """``--freeze-dense``: the first layer's bias and every layer after it stay as ``--init``
+    gave them, and so do the first-layer rows of features the data never shows (the blocks
+    it does not cover); the rows it shows learn."""
+    start = tmp_path / "start.npz"
+    Network.random(5, hidden=(8, 4)).save(start, {"note": "init"})
+    run = tmp_path / "frozen"
+    fit.fit(fit_args(data_dir, run, "--epochs", "1", "--init", str(start), "--freeze-dense"))
+    before, _ = fit.load_model(start)
+    after, ck = fit.load_model(run / "best.pt")
+    assert ck["config"]["freeze_dense"] is True
+    for name, value in before.state_dict().items():
+        if name != "ft.weight":
+            assert torch.equal(after.state_dict()[name], value), name
+    seen = np.zeros(before.ft.weight.shape[0], bool)
+    seen[np.unique(fit.load_split(data_dir, "train").indices)] = True
+    w_before, w_after = before.ft.weight.detach().numpy(), after.ft.weight.detach().numpy()
+    assert np.array_equal(w_after[~seen], w_before[~seen])
+    assert (np.abs(w_after[seen] - w_before[seen]).max(axis=1) > 0).mean() > 0.9
+    with pytest.raises(SystemExit):
+        fit.parse_args(["--data", str(data_dir), "--run", str(tmp_path / "x"), "--freeze-dense"])

@@ -3,6 +3,11 @@
     python -m nnue.train.fit --data data/main --run runs/main [--hidden 512 512]
         [--epochs 30] [--batch-size 1024] [--lr 1e-3] [--patience 3] [--resume]
 
+With ``--freeze-dense`` (and ``--init``) only the first layer's rows learn: its bias and the
+layers after it stay as they were, so the blocks (ruleset x board) the data does not cover
+keep their weights, and with them their play (the seed network retrained on self-play that
+covers some blocks only).
+
 Loss: binary cross-entropy between ``sigmoid(out[played move])`` and the WDL target, on the
 played move only (:func:`nnue.train.model.played_move_loss`); on self-play data, whose
 shards carry a target for every move (``move_targets``: each move's exact search score
@@ -164,10 +169,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--loss", choices=("auto", "moves", "played"), default="auto",
                     help="moves: all four outputs (needs self-play's move targets); played: the "
                          "played move's only; auto: moves when the data has them")
+    ap.add_argument("--freeze-dense", action="store_true",
+                    help="train only the first layer's rows (W1): its bias and the layers after "
+                         "it stay as --init gave them, so a block (ruleset x board) the data "
+                         "does not cover keeps its weights (needs --init)")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
     if args.batch_size < 1 or args.epochs < 1 or min(args.hidden) < 1:
         ap.error("--batch-size, --epochs and --hidden must be positive")
+    if args.freeze_dense and not (args.init or args.resume):
+        ap.error("--freeze-dense keeps the layers of --init: give --init")
     return args
 
 
@@ -189,7 +200,8 @@ def fit(args: argparse.Namespace, argv: list[str] | None = None) -> dict[str, An
     loss_kind = "moves" if args.loss == "moves" or (args.loss == "auto" and has_moves) else "played"
     config = {"hidden": list(args.hidden), "batch_size": args.batch_size, "lr": args.lr,
               "lr_decay": args.lr_decay, "seed": args.seed, "data": str(args.data),
-              "patience": args.patience, "max_epochs": args.epochs, "loss": loss_kind}
+              "patience": args.patience, "max_epochs": args.epochs, "loss": loss_kind,
+              "freeze_dense": bool(args.freeze_dense)}
     ck_path, best_path = run / "checkpoint.pt", run / "best.pt"
     torch.manual_seed(args.seed)
     model = NnueModel(tuple(args.hidden))
@@ -226,6 +238,11 @@ def fit(args: argparse.Namespace, argv: list[str] | None = None) -> dict[str, An
               f"{state['steps']} steps done", file=log, flush=True)
     command = " ".join(["python -m nnue.train.fit", *(argv if argv is not None else sys.argv[1:])])
     all_moves = config["loss"] == "moves"
+    frozen = bool(config.get("freeze_dense"))
+    if frozen:
+        for p in model.dense_parameters():
+            p.requires_grad_(False)
+        print("dense layers frozen: only the first layer's rows learn", file=log, flush=True)
     print(f"loss: {'every move (move targets)' if all_moves else 'the played move'}",
           file=log, flush=True)
 
@@ -281,7 +298,8 @@ def fit(args: argparse.Namespace, argv: list[str] | None = None) -> dict[str, An
             loss = batch_loss(model, batch)
             loss.backward()
             sparse_opt.step()
-            dense_opt.step()
+            if not frozen:
+                dense_opt.step()
             state["epoch_loss_sum"] += loss.item() * len(targets)
             state["epoch_count"] += len(targets)
             state["step_in_epoch"] = b + 1
