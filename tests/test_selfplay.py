@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from nnue.train.selfplay import main, score_target
+from nnue.train.selfplay import blend_moves, main, score_target
 from nnue.train.shards import load_split, shard_paths
 
 
@@ -36,7 +36,7 @@ def reference(tmp_path_factory):
 
 def test_selfplay_writes_positions_with_blended_targets(reference, tmp_path):
     out, meta = reference
-    assert meta["games"] + meta["capped_games"] == 2 and meta["positions"] > 100
+    assert meta["games"] == 2 and meta["positions"] > 100 and meta["capped"] == "draw"
     assert meta["positions_per_hour"] > 0 and meta["lambda"] == 0.25
     written = shards(out)
     assert written
@@ -44,18 +44,25 @@ def test_selfplay_writes_positions_with_blended_targets(reference, tmp_path):
         assert np.allclose(z["targets"], 0.25 * z["results"] + 0.75 * z["scores"], atol=1e-6)
         assert set(np.unique(z["results"])) <= {0.0, 0.5, 1.0} or z["results"].max() <= 1
         assert ((0 <= z["scores"]) & (z["scores"] <= 1)).all()
-        # every move has a target: the played one the blend; the others their exact search
-        # scores blended with the result alike, so never above the played move's (the
-        # search played its best), or 0 / 1 when proven (0: certain death)
-        each = z["move_targets"]
-        assert each.shape == (len(z["moves"]), 4) and ((0 <= each) & (each <= 1)).all()
+        # every move has a target: its search score (kept as move_scores; certain death 0)
+        # blended with the result like the played one's, a proven value (0 or 1) as it is;
+        # all four scores from one completed iteration, so the targets rank the moves as
+        # the scores do
+        each, raw = z["move_targets"], z["move_scores"]
+        assert each.shape == raw.shape == (len(z["moves"]), 4)
+        assert ((0 <= each) & (each <= 1)).all()
         rows = np.arange(len(z["moves"]))
         assert np.allclose(each[rows, z["moves"]], z["targets"])
-        others = each.copy()
-        others[rows, z["moves"]] = -1
-        open_ = (others > 0) & (others < 1)
-        assert (np.where(open_, others, -1).max(axis=1) <= z["targets"] + 1e-6).all()
-        assert open_.any() and (others == 0).any()    # real scores, and certain deaths
+        assert np.allclose(raw[rows, z["moves"]], z["scores"])
+        for i in range(len(rows)):
+            assert np.allclose(each[i], blend_moves(raw[i], z["moves"][i], z["targets"][i],
+                                                    z["results"][i], 0.25))
+        open_ = (raw > 0) & (raw < 1)
+        assert open_.any() and (raw == 0).any()       # real scores, and certain deaths
+        for i in np.flatnonzero(open_.sum(axis=1) >= 2):
+            m = np.flatnonzero(open_[i])
+            higher = raw[i, m][:, None] > raw[i, m][None, :] + 1e-6
+            assert (each[i, m][:, None] >= each[i, m][None, :] - 1e-6)[higher].all()
     train = load_split(out, "train")     # what the trainer reads
     assert len(train) == sum(len(z["moves"]) for name, z in written.items() if name.startswith("train"))
     assert train.move_targets is not None and train.move_targets.shape == (len(train), 4)
@@ -73,7 +80,7 @@ def test_selfplay_is_reproducible_and_resumes(reference, tmp_path):
         path.unlink()
     (tmp_path / "b" / "chunk-00001.json").unlink(missing_ok=True)
     meta = run(tmp_path / "b")
-    assert meta["games"] + meta["capped_games"] == 2
+    assert meta["games"] == 2
     assert shards(tmp_path / "b").keys() == a.keys()
     with pytest.raises(SystemExit):
         main(["--out", str(tmp_path / "b"), "--games", "2", "--nodes", "999", "--quiet"])
@@ -113,3 +120,47 @@ def test_a_generation_plays_with_its_network_in_the_leaves(reference, tmp_path):
     assert any(not np.array_equal(a[n]["scores"][:20], b[n]["scores"][:20]) for n in common)
     with pytest.raises(SystemExit):
         run(tmp_path / "bad", "--weights", str(tmp_path / "missing.npz"))
+
+
+def test_games_stopped_at_the_cap_are_draws_for_the_snakes_still_in(tmp_path):
+    """A game still going at ``--max-turns`` is kept, scored as the arena scores it: each
+    snake still in draws (0.5), one already out has lost (0); ``--capped drop`` drops it."""
+    kept = run(tmp_path / "kept", "--max-turns", "12", "--opening", "0")
+    assert kept["capped_games"] == 2 and kept["games"] == 2
+    written = shards(tmp_path / "kept").values()
+    results = np.concatenate([z["results"] for z in written])
+    turns = np.concatenate([z["turns"] for z in written])
+    solo = np.concatenate([np.char.startswith(z["block_names"][z["blocks"]], "solo") for z in written])
+    assert len(results) and turns.max() == 11
+    assert set(np.unique(results[~solo])) <= {0.0, 0.5}
+    assert np.allclose(results[solo], 12 / 100)       # solo: min(T / 100, 1), T = 12 moves
+    dropped = run(tmp_path / "dropped", "--max-turns", "12", "--opening", "0", "--capped", "drop")
+    assert dropped["capped_games"] == 2 and dropped["games"] == 0 and dropped["positions"] == 0
+    with pytest.raises(SystemExit, match="other settings"):   # not resumed with the other rule
+        run(tmp_path / "dropped", "--max-turns", "12", "--opening", "0")
+
+
+def test_capped_targets_by_who_is_still_in():
+    """At the cap a snake still in draws and one already out has lost; in squad a snake out
+    whose squadmate lives is still in; solo scores the moves made."""
+    from nnue.train.datagen import capped_targets
+    from snake.diagram import from_ascii
+
+    drawing = """
+        . . . . . . .
+        . A a . B b .
+        . . . . . . .
+        . C c . D d .
+        . . . . . . .
+    """
+    state = from_ascii(drawing).state
+    state.board.snake("C").eliminated_cause = "wall-collision"
+    made = {sid: 40 for sid in "ABCD"}
+    assert capped_targets(state, made) == {"A": 0.5, "B": 0.5, "C": 0.0, "D": 0.5}
+    squad = from_ascii(drawing, "squad", squads={"A": "x", "C": "x", "B": "y", "D": "y"}).state
+    squad.board.snake("C").eliminated_cause = "wall-collision"
+    squad.board.snake("B").eliminated_cause = "wall-collision"
+    squad.board.snake("D").eliminated_cause = "wall-collision"
+    assert capped_targets(squad, made) == {"A": 0.5, "B": 0.0, "C": 0.5, "D": 0.0}
+    solo = from_ascii(". . .\n. A a\n. . .", "solo").state
+    assert capped_targets(solo, {"A": 37}) == {"A": 0.37}

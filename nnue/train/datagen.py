@@ -128,6 +128,21 @@ def game_targets(final: GameState, moves_made: Mapping[str, int]) -> dict[str, f
     return {sid: OUTCOME_TARGET[rules.outcome(final, sid)] for sid in moves_made}
 
 
+def capped_targets(state: GameState, moves_made: Mapping[str, int]) -> dict[str, float]:
+    """Each snake's target when a game is stopped at the turn cap before it is over, as the
+    arena scores a capped game: solo ``min(T / 100, 1)``; otherwise a snake still in the
+    game (alive, or in squad with a living squadmate) draws, 0.5, and one already out has
+    lost, 0.0."""
+    if state.game.ruleset.name == "solo":
+        return {sid: min(n / SOLO_FULL_MARKS, 1.0) for sid, n in moves_made.items()}
+    squad = state.game.ruleset.name == "squad"
+    living = {s.id for s in state.board.living_snakes}
+    living_squads = {s.squad for s in state.board.living_snakes if s.squad}
+    in_game = {s.id for s in state.board.snakes
+               if s.id in living or (squad and s.squad and s.squad in living_squads)}
+    return {sid: 0.5 if sid in in_game else 0.0 for sid in moves_made}
+
+
 @dataclass
 class RecordedGame:
     """A finished game: one entry per position, and each snake's target."""
@@ -141,7 +156,7 @@ class RecordedGame:
     move_scores: list[np.ndarray] = field(default_factory=list)   # self-play: all four moves
     targets: dict[str, float] = field(default_factory=dict)
     length: int = 0
-    capped: bool = False
+    capped: bool = False    # stopped at the turn cap (targets: capped_targets)
 
 
 def start_game(spec: DataGame, rng: random.Random, prefix: str = "datagen") -> GameState:
@@ -172,6 +187,8 @@ def record_game(spec: DataGame, max_turns: int = DEFAULT_MAX_TURNS, player=rando
     while not rules.is_game_over(state):
         if state.turn >= max_turns:
             played.capped = True
+            played.length = state.turn
+            played.targets = capped_targets(state, moves_made)
             return played
         moves: dict[str, str] = {}
         for snake in state.board.snakes:

@@ -23,7 +23,16 @@ its search's score mapped to [0, 1] (a proven win 1, a proven loss 0, a board-co
 can be blended again. The search scores every root move exactly (not only the best), so a
 position also has ``move_targets``, one per move (:func:`blend_moves`): the played move's
 blended target, each other move's search score blended with the result the same way, 0 for
-a move that is certain death; the trainer learns all four outputs from them.
+a move that is certain death; the trainer learns all four outputs from them. The four
+scores themselves are kept as ``move_scores``. All four come from the search's last completed
+iteration, the played move's too: the move may come from a deeper iteration cut short (its
+first move searched to the end), whose score does not compare with the others'.
+
+**Long games.** A game still going at ``--max-turns`` is kept and scored as the arena
+scores it (``--capped draw``, the default: each snake still in draws, one already out has
+lost; :func:`nnue.train.datagen.capped_targets`), or dropped (``--capped drop``, what
+self-play did before; a directory made that way is resumed that way). Strong snakes on
+19x19 seldom end a game: dropping them threw away most of the worker time spent there.
 
 **Output** is datagen's: shards ``<split>-<chunk>.npz`` (:mod:`nnue.train.shards`), a marker
 ``chunk-<n>.json`` per finished chunk (a rerun resumes: finished chunks are skipped), and
@@ -144,7 +153,13 @@ def play_game(spec: SelfPlayGame, nodes: int, max_turns: int = DEFAULT_MAX_TURNS
             return random_move(state, snake, rng), 0.5, np.full(4, 0.5, np.float32)
         move_scores = np.array([score_target(result.scores[m]) if m in result.scores else 0.0
                                 for m in MOVES], np.float32)
-        return result.move, score_target(result.score), move_scores
+        # The root scores are those of the last completed iteration; the move may come from
+        # a deeper, partial one (its first move searched to the end), and its score with it.
+        # Scores of two depths do not compare (a paranoid search sees its own move last at
+        # odd depths), so the played move's score is its completed-iteration one too: the
+        # four moves' targets then rank the moves as one search did.
+        played = result.scores.get(result.move, result.score)
+        return result.move, score_target(played), move_scores
 
     return record_game(spec, max_turns, player, prefix="selfplay")
 
@@ -152,14 +167,15 @@ def play_game(spec: SelfPlayGame, nodes: int, max_turns: int = DEFAULT_MAX_TURNS
 def run_chunk(task: tuple) -> dict:
     """Play games ``[first, first + count)`` and write this chunk's shards (skipped when its
     marker exists); returns its counts."""
-    out, seed, chunk, first, count, nodes, opening, lam, max_turns, holdout, weights, weight = task
+    (out, seed, chunk, first, count, nodes, opening, lam, max_turns, holdout, weights, weight,
+     keep_capped) = task
     out_dir = Path(out)
     marker = out_dir / f"chunk-{chunk:05d}.json"
     if marker.is_file():
         return json.loads(marker.read_text()) | {"skipped": True}
     t0 = time.monotonic()
     builders = {s: PositionBuilder() for s in SPLITS}
-    extra = {s: ([], [], []) for s in SPLITS}       # results, scores, move targets
+    extra = {s: ([], [], [], []) for s in SPLITS}   # results, scores, move targets, move scores
     counts = {s: {"games": [0] * N_BLOCKS, "positions": [0] * N_BLOCKS} for s in SPLITS}
     capped = 0
     for number in range(first, first + count):
@@ -167,9 +183,10 @@ def run_chunk(task: tuple) -> dict:
         game = play_game(spec, nodes, max_turns, weights, weight)
         if game.capped:
             capped += 1
-            continue
+            if not keep_capped:
+                continue
         b = builders[spec.split]
-        results, scores, move_targets = extra[spec.split]
+        results, scores, move_targets, move_scores = extra[spec.split]
         for feats, move, sid, turn, score, each in zip(game.features, game.moves, game.snake_ids,
                                                        game.turns, game.scores, game.move_scores):
             result = game.targets[sid]
@@ -178,6 +195,7 @@ def run_chunk(task: tuple) -> dict:
             results.append(result)
             scores.append(score)
             move_targets.append(blend_moves(each, move, target, result, lam))
+            move_scores.append(each)
         counts[spec.split]["games"][spec.block] += 1
         counts[spec.split]["positions"][spec.block] += len(game.moves)
     for split, b in builders.items():
@@ -185,7 +203,8 @@ def run_chunk(task: tuple) -> dict:
             path = out_dir / f"{split}-{chunk:05d}.npz"
             save_shard(path, b.build(), results=np.asarray(extra[split][0], np.float32),
                        scores=np.asarray(extra[split][1], np.float32),
-                       move_targets=np.asarray(extra[split][2], np.float32).reshape(-1, 4))
+                       move_targets=np.asarray(extra[split][2], np.float32).reshape(-1, 4),
+                       move_scores=np.asarray(extra[split][3], np.float32).reshape(-1, 4))
     result = {"chunk": chunk, "first": first, "count": count, "blocks": list(BLOCK_NAMES),
               "counts": counts, "capped": capped, "seconds": time.monotonic() - t0}
     tmp = marker.with_name(marker.name + ".tmp")
@@ -221,15 +240,17 @@ def generate(args: argparse.Namespace, argv: list[str] | None = None) -> dict:
     settings = {"seed": args.seed, "chunk": args.chunk, "nodes": args.nodes,
                 "opening": args.opening, "lambda": args.lam, "max_turns": args.max_turns,
                 "holdout": args.holdout, "weights": args.weights,
-                "network_weight": args.network_weight if args.weights else None}
+                "network_weight": args.network_weight if args.weights else None,
+                "capped": args.capped}
     if meta_path.is_file():
         old = json.loads(meta_path.read_text())
+        old.setdefault("capped", "drop")    # written before capped games could be kept
         if {k: old.get(k) for k in settings} != settings:
             raise SystemExit(f"{out} holds self-play made with other settings "
                              f"({ {k: old.get(k) for k in settings} }); use another --out")
     tasks = [(str(out), args.seed, c, first, min(args.chunk, args.games - first), args.nodes,
               args.opening, args.lam, args.max_turns, args.holdout, args.weights,
-              settings["network_weight"])
+              settings["network_weight"], args.capped == "draw")
              for c, first in enumerate(range(0, args.games, args.chunk))]
     meta_path.write_text(json.dumps(settings | {"games_requested": args.games}, indent=1))
     done_before = sum(t[4] for t in tasks if (out / f"chunk-{t[2]:05d}.json").is_file())
@@ -300,6 +321,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--ray", metavar="ADDRESS", help="run on a Ray cluster (auto, local, host:port)")
     ap.add_argument("--chunk", type=int, default=20, help="games per chunk (resume unit)")
     ap.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS)
+    ap.add_argument("--capped", choices=("draw", "drop"), default="draw",
+                    help="a game still going at --max-turns: kept, the snakes still in it "
+                         "drawing (as the arena scores it), or dropped")
     ap.add_argument("--holdout", type=float, default=DEFAULT_HOLDOUT)
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
@@ -324,7 +348,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     meta = generate(args, argv)
     print(f"{meta['games']:,} games, {meta['positions']:,} positions in {meta['seconds']:.0f}s"
-          f" ({meta['capped_games']} stopped at {args.max_turns} turns); "
+          f" ({meta['capped_games']} stopped at {args.max_turns} turns, "
+          f"{'kept as draws' if args.capped == 'draw' else 'dropped'}); "
           f"{meta['positions_per_hour'] or 0:,} positions/hour on {meta['workers']} worker(s)")
 
 
