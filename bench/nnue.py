@@ -406,8 +406,9 @@ def measure_board(net: Network, side: int, n_snakes: int, length: int, rng: rand
 
 
 def quantisation_error(float_net: Network, feature_sets: list[np.ndarray]) -> dict:
-    """Max and mean |quantised - float| over the outputs, for the per-hidden-unit scales used
-    and, for comparison, per-feature-row scales (not exact in integers)."""
+    """Max and mean |quantised - float| over the outputs: the network as used (int8 ``W1``
+    with per-hidden-unit scales, int8 ``W2`` with per-row scales) and, for comparison, ``W1``
+    with per-feature-row scales instead (not exact in integers; ``W2`` int8 as used)."""
     q = float_net.quantise()
     f_out = np.stack([float_net.evaluate(a) for a in feature_sets])
     q_out = np.stack([q.evaluate(a) for a in feature_sets])
@@ -418,7 +419,7 @@ def quantisation_error(float_net: Network, feature_sets: list[np.ndarray]) -> di
     r_out = []
     for a in feature_sets:
         rows = np.rint(w1[a] / s_row[a]).astype(np.float32) * s_row[a]
-        r_out.append(float_net.forward(float_net.b1 + rows.sum(axis=0)))
+        r_out.append(q.forward(float_net.b1 + rows.sum(axis=0)))   # W2 as the used one
     r_out = np.stack(r_out)
     best_f = f_out.argmax(axis=1)
     return {
@@ -486,7 +487,8 @@ def main() -> None:
 
     feature_sets = [b for r in results.values() for _, b in r["pairs"]]
     err = quantisation_error(float_net, feature_sets)
-    print(f"\nquantisation (random net, {err['states']} states): per-hidden-unit scale (used): "
+    print(f"\nquantisation (random net, {err['states']} states, int8 W2 in both): W1 with a "
+          f"per-hidden-unit scale (used): "
           f"max {err['per-unit max']:.2e}, mean {err['per-unit mean']:.2e}; per-feature-row "
           f"scale: max {err['per-row max']:.2e}, mean {err['per-row mean']:.2e}; best move "
           f"changed in {100 * err['best move changed']:.1f}% of states")

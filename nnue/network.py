@@ -52,7 +52,7 @@ name           dtype    shape       meaning
 Version 1 files (``w2`` float32, no ``w2_scale``) are still read: ``W2`` is quantised when
 they are loaded, so they play exactly as the same network saved as version 2.
 
-The header is a JSON object: ``format`` ("nuppeppou-nnue"), ``version`` (1),
+The header is a JSON object: ``format`` ("nuppeppou-nnue"), ``version`` (2),
 ``architecture`` (``features``, ``hidden``, ``outputs``, ``activation``, ``output_activation``,
 ``output_order``), ``quantisation`` (what is quantised and how), ``arrays`` (name -> dtype and
 shape), ``sha256`` (hex digest over the arrays in the order above: for each, its name, dtype,
@@ -132,8 +132,8 @@ def quantise_w2(w2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """int8 ``W2`` with one float32 scale per row (first-layer unit): a row's largest
     magnitude maps to 127 (round to nearest); an all-zero row gets scale 1."""
     w2 = np.asarray(w2, dtype=np.float32)
-    peak = np.abs(w2).max(axis=1)
-    scale = np.where(peak > 0, peak / _INT8_MAX, 1.0).astype(np.float32)
+    step = (np.abs(w2).max(axis=1) / _INT8_MAX).astype(np.float32)
+    scale = np.where(step > 0, step, np.float32(1.0)).astype(np.float32)   # a zero row: 1
     q = np.clip(np.rint(w2 / scale[:, None]), -_INT8_MAX, _INT8_MAX).astype(np.int8)
     return q, scale
 
@@ -156,9 +156,8 @@ class Network:
         self.w1_scale = w1_scale
         self.w2 = w2
         self.w2_scale = w2_scale
-        #: W2 in float32 (the batch path's BLAS product uses it)
-        self.w2_float = (np.ascontiguousarray(w2.astype(np.float32) * w2_scale[:, None])
-                         if w2.dtype == np.int8 else w2)
+        #: W2 in float32, ``w2 * w2_scale[:, None]`` (the batch path's BLAS product uses it)
+        self.w2_float = np.ascontiguousarray(w2.astype(np.float32) * w2_scale[:, None])
         self.b2 = b2
         self.w3 = w3
         self.b3 = b3
@@ -213,7 +212,7 @@ class Network:
         if self.quantised:
             return self
         q, scale, bq = quantise_w1(self.w1, self.b1)
-        q2, scale2 = quantise_w2(self.w2)
+        q2, scale2 = quantise_w2(self.w2_float)
         return Network(q, bq, scale, q2, scale2, self.b2, self.w3, self.b3, self.manifest)
 
     # --- shape -------------------------------------------------------------------------
@@ -342,12 +341,12 @@ class Network:
                 if "header" not in names:
                     raise NetworkFileError(f"{where}: not a {FORMAT} file (no header array)")
                 header_text = str(npz["header"][()])
-                # The arrays a file holds depend on its version; a header that is not
-                # readable JSON is reported below, after the arrays of the current version.
+                # The arrays a file holds depend on its version, which the header says.
                 try:
-                    version = json.loads(header_text).get("version")
-                except (ValueError, AttributeError):
-                    version = VERSION
+                    header = json.loads(header_text)
+                except ValueError as exc:
+                    raise NetworkFileError(f"{where}: header is not JSON ({exc})") from None
+                version = header.get("version") if isinstance(header, dict) else None
                 wanted = _ARRAYS_V1 if version == 1 else _ARRAYS
                 missing = [n for n in wanted if n not in names]
                 if missing:
@@ -358,10 +357,6 @@ class Network:
         except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as exc:
             raise NetworkFileError(f"{where}: unreadable weight file ({type(exc).__name__}: "
                                    f"{exc}); truncated or not an npz?") from None
-        try:
-            header = json.loads(header_text)
-        except ValueError as exc:
-            raise NetworkFileError(f"{where}: header is not JSON ({exc})") from None
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise NetworkFileError(f"{where}: not a {FORMAT} file")
         if header.get("version") not in READABLE_VERSIONS:

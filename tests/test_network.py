@@ -148,7 +148,15 @@ def test_version_1_file_loads_as_the_same_network(tmp_path, small_net):
         assert np.array_equal(getattr(old, name), getattr(new, name)), name
     for a in some_states():
         assert np.array_equal(old.evaluate(a), new.evaluate(a))
-    # A version 1 file is still checked: a changed weight breaks its checksum.
+    # A version 1 file is still checked: a header that is not JSON, a missing array, and a
+    # changed weight (its checksum) are refused.
+    with np.load(v1, allow_pickle=False) as npz:
+        kept = {k: npz[k] for k in npz.files if k != "header"}
+    np.savez(tmp_path / "v1-text.npz", header=np.array("{oops"), **kept)
+    refused(tmp_path / "v1-text.npz", "not JSON")
+    np.savez(tmp_path / "v1-short.npz", header=np.array(json.dumps(header)),
+             **{k: v for k, v in kept.items() if k != "b3"})
+    refused(tmp_path / "v1-short.npz", r"missing arrays \['b3'\]")
     arrays["w2"] = arrays["w2"] + np.float32(1.0)
     np.savez(v1, header=np.array(json.dumps(header)), **arrays)
     refused(v1, "checksum mismatch")

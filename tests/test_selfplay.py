@@ -136,8 +136,16 @@ def test_games_stopped_at_the_cap_are_draws_for_the_snakes_still_in(tmp_path):
     assert np.allclose(results[solo], 12 / 100)       # solo: min(T / 100, 1), T = 12 moves
     dropped = run(tmp_path / "dropped", "--max-turns", "12", "--opening", "0", "--capped", "drop")
     assert dropped["capped_games"] == 2 and dropped["games"] == 0 and dropped["positions"] == 0
-    with pytest.raises(SystemExit, match="other settings"):   # not resumed with the other rule
-        run(tmp_path / "dropped", "--max-turns", "12", "--opening", "0")
+    # a directory is resumed with its own rule; asking for the other one is refused
+    again = run(tmp_path / "dropped", "--max-turns", "12", "--opening", "0")
+    assert again["capped"] == "drop" and again["games"] == 0
+    with pytest.raises(SystemExit, match="other settings"):
+        run(tmp_path / "dropped", "--max-turns", "12", "--opening", "0", "--capped", "draw")
+    # one made before the rule existed (no "capped" in its meta) dropped capped games
+    meta = json.loads((tmp_path / "dropped" / "meta.json").read_text())
+    del meta["capped"]
+    (tmp_path / "dropped" / "meta.json").write_text(json.dumps(meta))
+    assert run(tmp_path / "dropped", "--max-turns", "12", "--opening", "0")["capped"] == "drop"
 
 
 def test_capped_targets_by_who_is_still_in():

@@ -96,6 +96,7 @@ def test_a_network_file_loads_back_into_the_model_exactly():
     assert np.allclose(again.w1_scale, net.w1_scale, rtol=1e-6)
     for name in ("w2", "b2", "w3", "b3"):
         assert np.array_equal(getattr(again, name), getattr(net, name))
+    assert np.allclose(again.w2_scale, net.w2_scale, rtol=1e-6)
     active = np.array([3, 700, 5000, 12345])
     with torch.no_grad():
         logits = model(torch.from_numpy(active), torch.tensor([0]))

@@ -114,3 +114,8 @@ def test_freeze_dense_trains_only_the_rows_the_data_touches(data_dir, tmp_path):
     assert (np.abs(w_after[seen] - w_before[seen]).max(axis=1) > 0).mean() > 0.9
     with pytest.raises(SystemExit):
         fit.parse_args(["--data", str(data_dir), "--run", str(tmp_path / "x"), "--freeze-dense"])
+    # a run that trains every layer is not frozen halfway by a resume
+    whole = tmp_path / "whole"
+    fit.fit(fit_args(data_dir, whole, "--epochs", "2", "--time-limit", "1e-9"))
+    with pytest.raises(SystemExit, match="cannot be switched on"):
+        fit.fit(fit_args(data_dir, whole, "--epochs", "2", "--resume", "--freeze-dense"))

@@ -129,10 +129,11 @@ def game_targets(final: GameState, moves_made: Mapping[str, int]) -> dict[str, f
 
 
 def capped_targets(state: GameState, moves_made: Mapping[str, int]) -> dict[str, float]:
-    """Each snake's target when a game is stopped at the turn cap before it is over, as the
-    arena scores a capped game: solo ``min(T / 100, 1)``; otherwise a snake still in the
-    game (alive, or in squad with a living squadmate) draws, 0.5, and one already out has
-    lost, 0.0."""
+    """Each snake's target when a game is stopped at the turn cap before it is over: a snake
+    still in the game (alive, or in squad with a living squadmate) draws, 0.5, and one
+    already out has lost, 0.0, as the arena scores a capped game; solo keeps its own target,
+    ``min(T / 100, 1)`` (the arena calls a solo snake alive at the cap a win: the same when
+    the cap is at least 100 turns)."""
     if state.game.ruleset.name == "solo":
         return {sid: min(n / SOLO_FULL_MARKS, 1.0) for sid, n in moves_made.items()}
     squad = state.game.ruleset.name == "squad"

@@ -89,6 +89,8 @@ def export(run: str | Path, data: str | Path, out: str | Path, *, checkpoint: st
             "seed": meta.get("seed"), "command": meta.get("command"),
             "games": meta.get("games"), "positions": meta.get("positions"),
             "max_turns": meta.get("max_turns"), "capped_games": capped if isinstance(capped, int) else sum(capped),
+            "capped_games_were": ("kept, the snakes still in drawing" if meta.get("capped") == "draw"
+                                  else "dropped"),
             "datagen_seconds": meta.get("seconds"), "datagen_workers": meta.get("workers"),
             "games_per_block": {s: _per_block(meta, s, "games") for s in SPLITS},
             "positions_per_block": {s: _per_block(meta, s, "positions") for s in SPLITS},
@@ -114,7 +116,8 @@ def export(run: str | Path, data: str | Path, out: str | Path, *, checkpoint: st
         "test_loss_torch": torch_loss,
         "export_command": command,
         "quantisation": "w1 int8 with one float32 scale per hidden unit, b1 int32 in those "
-                        "units, int32 accumulator; hidden layers float32",
+                        "units, int32 accumulator; w2 int8 with one float32 scale per row; "
+                        "activations, b2, w3 and b3 float32",
     }
     net = Network.from_float(**model.float_weights())
     net.save(out, manifest)

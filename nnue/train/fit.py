@@ -226,6 +226,9 @@ def fit(args: argparse.Namespace, argv: list[str] | None = None) -> dict[str, An
         if ck["config"]["hidden"] != config["hidden"]:
             raise SystemExit(f"{ck_path}: hidden sizes {ck['config']['hidden']} differ from "
                              f"--hidden {config['hidden']}")
+        if args.freeze_dense and not ck["config"].get("freeze_dense"):
+            raise SystemExit(f"{ck_path}: this run trains every layer; --freeze-dense cannot "
+                             "be switched on when resuming it")
         config = {"loss": "played"} | ck["config"] | {"max_epochs": args.epochs,
                                                        "patience": args.patience}
         model.load_state_dict(ck["model"])

@@ -151,6 +151,10 @@ def play_game(spec: SelfPlayGame, nodes: int, max_turns: int = DEFAULT_MAX_TURNS
         result = search.search(MoveRequest(state, snake))
         if result.move is None:
             return random_move(state, snake, rng), 0.5, np.full(4, 0.5, np.float32)
+        if result.move not in result.scores:
+            # No iteration completed (the move is a cut-short first iteration's): no score
+            # to trust for any move, so the position is played but not kept.
+            return result.move, None
         move_scores = np.array([score_target(result.scores[m]) if m in result.scores else 0.0
                                 for m in MOVES], np.float32)
         # The root scores are those of the last completed iteration; the move may come from
@@ -237,6 +241,11 @@ def generate(args: argparse.Namespace, argv: list[str] | None = None) -> dict:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     meta_path = out / "meta.json"
+    if args.capped is None:
+        # A directory is resumed with the rule it was made with (one made before capped
+        # games could be kept dropped them); a new one keeps them.
+        old = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+        args.capped = old.get("capped", "drop") if old else "draw"
     settings = {"seed": args.seed, "chunk": args.chunk, "nodes": args.nodes,
                 "opening": args.opening, "lambda": args.lam, "max_turns": args.max_turns,
                 "holdout": args.holdout, "weights": args.weights,
@@ -321,9 +330,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--ray", metavar="ADDRESS", help="run on a Ray cluster (auto, local, host:port)")
     ap.add_argument("--chunk", type=int, default=20, help="games per chunk (resume unit)")
     ap.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS)
-    ap.add_argument("--capped", choices=("draw", "drop"), default="draw",
+    ap.add_argument("--capped", choices=("draw", "drop"), default=None,
                     help="a game still going at --max-turns: kept, the snakes still in it "
-                         "drawing (as the arena scores it), or dropped")
+                         "drawing (as the arena scores it), or dropped (default: draw for a "
+                         "new directory, the directory's own rule when resuming)")
     ap.add_argument("--holdout", type=float, default=DEFAULT_HOLDOUT)
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)

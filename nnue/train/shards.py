@@ -18,8 +18,10 @@ name             dtype    shape      meaning
 
 Self-play shards (:mod:`nnue.train.selfplay`) add ``results`` and ``scores`` (float32 [N]: the
 game's result and the search's score, blended into ``targets``) and ``move_targets``
-(float32 [N, 4]: a target for every move, the played one's equal to ``targets``); the
-trainer learns all four outputs from a split whose every shard has ``move_targets``.
+(float32 [N, 4]: a target for every move, the played one's equal to ``targets``) and, since
+2026-11-23, ``move_scores`` (float32 [N, 4]: the search's score of every move before the
+blend); the trainer learns all four outputs from a split whose every shard has
+``move_targets``.
 
 Block numbers are those of the feature layout (:data:`nnue.features.BLOCKS`: by board
 size, then ruleset), and ``block_names`` says so in the file. A shard without
