@@ -119,3 +119,40 @@ def test_freeze_dense_trains_only_the_rows_the_data_touches(data_dir, tmp_path):
     fit.fit(fit_args(data_dir, whole, "--epochs", "2", "--time-limit", "1e-9"))
     with pytest.raises(SystemExit, match="cannot be switched on"):
         fit.fit(fit_args(data_dir, whole, "--epochs", "2", "--resume", "--freeze-dense"))
+
+
+def test_merge_joins_finished_chunks_of_several_runs(data_dir, tmp_path):
+    """``nnue.train.merge``: the finished chunks of two self-play runs (other seeds, other
+    turn caps) become one data directory the trainer and the exporter read; a chunk without
+    its marker (cut short) is left out; mixing random games with self-play is refused."""
+    from nnue.train import merge, selfplay
+    from nnue.train.shards import load_meta, load_shard
+
+    def positions(paths):
+        return sum(len(load_shard(p)) for p in paths)
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    # (seed 11: a training and a validation game; seed 4: a test and a training game)
+    for out, seed, cap, rule in ((a, "11", "600", "draw"), (b, "4", "1000", "drop")):
+        selfplay.main(["--out", str(out), "--games", "2", "--nodes", "60", "--chunk", "1",
+                       "--seed", seed, "--max-turns", cap, "--capped", rule, "--workers", "1",
+                       "--holdout", "0.3", "--opening", "0", "--quiet"])
+    (b / "chunk-00001.json").unlink()          # b's second chunk was cut short
+    merged = tmp_path / "m"
+    meta = merge.merge(merged, [a, b])
+    for split in ("train", "val", "test"):
+        want = positions(a.glob(f"{split}-*.npz")) + positions(b.glob(f"{split}-00000.npz"))
+        assert want and positions(merged.glob(f"{split}-*.npz")) == want, split
+    assert meta["positions"] == positions(a.glob("*.npz")) + positions(b.glob("*-00000.npz"))
+    assert load_meta(merged)["merged_from"][1]["max_turns"] == 1000
+    assert meta["games"] == 3 and meta["capped_games"] == 0
+    assert meta["max_turns"] == [600, 1000] and meta["seed"] == [11, 4]
+    assert merge.merge(merged, [a, b]) == meta                  # again: the same
+    fit.fit(fit_args(merged, tmp_path / "run", "--epochs", "1"))  # the trainer reads it
+    manifest = export.export(tmp_path / "run", merged, tmp_path / "w" / "nnue.npz", threads=1)
+    assert [m["seed"] for m in manifest["data"]["merged_from"]] == [11, 4]
+    assert manifest["data"]["capped_games_were"] == f"{a}: kept, the snakes still in drawing; {b}: dropped"
+    with pytest.raises(merge.MergeError, match="other data"):
+        merge.merge(merged, [a])
+    with pytest.raises(merge.MergeError, match="different kinds"):
+        merge.merge(tmp_path / "mixed", [a, data_dir])        # random games

@@ -43,6 +43,18 @@ def _per_block(meta: dict, split: str, key: str) -> dict[str, int]:
     return {name: int(n) for name, n in zip(meta["blocks"], counts)}
 
 
+def _capped_rule(meta: dict) -> str:
+    """What became of games still going at the turn cap, in words (per run when several
+    runs were merged)."""
+    def words(rule):
+        return "kept, the snakes still in drawing" if rule == "draw" else "dropped"
+    rule = meta.get("capped", "drop")
+    if isinstance(rule, list):
+        dirs = [m.get("dir", "?") for m in meta.get("merged_from", [])] or ["?"] * len(rule)
+        return "; ".join(f"{d}: {words(r)}" for d, r in zip(dirs, rule))
+    return words(rule)
+
+
 def export(run: str | Path, data: str | Path, out: str | Path, *, checkpoint: str = "best.pt",
            command: str = "", threads: int = 2, eval_data: str | Path | None = None,
            note: str = "") -> dict[str, Any]:
@@ -89,12 +101,12 @@ def export(run: str | Path, data: str | Path, out: str | Path, *, checkpoint: st
             "seed": meta.get("seed"), "command": meta.get("command"),
             "games": meta.get("games"), "positions": meta.get("positions"),
             "max_turns": meta.get("max_turns"), "capped_games": capped if isinstance(capped, int) else sum(capped),
-            "capped_games_were": ("kept, the snakes still in drawing" if meta.get("capped") == "draw"
-                                  else "dropped"),
+            "capped_games_were": _capped_rule(meta),
             "datagen_seconds": meta.get("seconds"), "datagen_workers": meta.get("workers"),
             "games_per_block": {s: _per_block(meta, s, "games") for s in SPLITS},
             "positions_per_block": {s: _per_block(meta, s, "positions") for s in SPLITS},
             "train_mean_target": train_mean,
+            **({"merged_from": meta["merged_from"]} if "merged_from" in meta else {}),
         },
         "training": {
             "command": ck.get("command"), "config": ck.get("config"),

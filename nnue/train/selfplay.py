@@ -261,7 +261,9 @@ def generate(args: argparse.Namespace, argv: list[str] | None = None) -> dict:
               args.opening, args.lam, args.max_turns, args.holdout, args.weights,
               settings["network_weight"], args.capped == "draw")
              for c, first in enumerate(range(0, args.games, args.chunk))]
-    meta_path.write_text(json.dumps(settings | {"games_requested": args.games}, indent=1))
+    # Written before any game, so a run stopped by hand still says what it is.
+    meta_path.write_text(json.dumps(settings | {"source": "self-play", "games_requested": args.games},
+                                    indent=1))
     done_before = sum(t[4] for t in tasks if (out / f"chunk-{t[2]:05d}.json").is_file())
     bar = Progress(args.games, "selfplay", unit="game", start=done_before, enabled=not args.quiet)
     totals = {s: {"games": [0] * N_BLOCKS, "positions": [0] * N_BLOCKS} for s in SPLITS}
