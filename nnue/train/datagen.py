@@ -135,13 +135,10 @@ def capped_targets(state: GameState, moves_made: Mapping[str, int]) -> dict[str,
     ``min(T / 100, 1)`` (the arena calls a solo snake alive at the cap a win: the same when
     the cap is at least 100 turns)."""
     if state.game.ruleset.name == "solo":
-        return {sid: min(n / SOLO_FULL_MARKS, 1.0) for sid, n in moves_made.items()}
-    squad = state.game.ruleset.name == "squad"
-    living = {s.id for s in state.board.living_snakes}
-    living_squads = {s.squad for s in state.board.living_snakes if s.squad}
-    in_game = {s.id for s in state.board.snakes
-               if s.id in living or (squad and s.squad and s.squad in living_squads)}
-    return {sid: 0.5 if sid in in_game else 0.0 for sid in moves_made}
+        return game_targets(state, moves_made)
+    # Still in (itself or a squadmate alive): "unfinished", or "win" were no one else left.
+    return {sid: 0.5 if rules.outcome_at_end(state, state.board.snake(sid)) in ("unfinished", "win")
+            else 0.0 for sid in moves_made}
 
 
 @dataclass

@@ -100,7 +100,6 @@ def merge(out: str | Path, sources: list[str | Path], command: str = "") -> dict
     if blocks is None:
         raise MergeError("no finished chunk in any source")
     counts = {s: {k: v or [0] * len(blocks) for k, v in c.items()} for s, c in counts.items()}
-    first = described[0]
 
     def common(key):
         values = [d.get(key) for d in described]
@@ -117,7 +116,7 @@ def merge(out: str | Path, sources: list[str | Path], command: str = "") -> dict
         "seconds": round(worker_seconds, 1), "workers": "worker-seconds of the merged runs",
         "blocks": blocks, "counts": counts,
     }
-    if first.get("weights") is not None or common("weights") is not None:
+    if any(d.get("weights") is not None for d in described):
         meta["weights"] = common("weights")
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     return meta
