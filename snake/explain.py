@@ -87,7 +87,8 @@ def _explain_search(search: SearchResult, letters: dict[str, str]) -> list[str]:
     searched = [letters.get(sid, sid) for sid in search.opponents]
     cheap = [letters.get(sid, sid) for sid in search.cheap]
     if searched or cheap:
-        lines.append(f"  opponents searched: {', '.join(searched) or 'none'}; "
+        how = " (best replies: one at a time)" if search.replies == "best" and searched else ""
+        lines.append(f"  opponents searched{how}: {', '.join(searched) or 'none'}; "
                      f"played cheaply: {', '.join(cheap) or 'none'}")
     if search.scores:
         lines.append("  root scores: " + ", ".join(f"{m} {v:.4f}" for m, v in search.scores.items()))

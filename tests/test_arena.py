@@ -443,6 +443,9 @@ def test_a_search_player_may_carry_options(capsys):
     seat = BuiltinSeat(players[0].target)
     assert (seat.strategy.max_opponents, seat.strategy.last_chance) == (3, False)
     assert BuiltinSeat(players[1].target).strategy.reach == 8
+    assert BuiltinSeat("search[replies=best]").strategy.replies == "best"
+    code, _, err = run(capsys, "search[replies=some]", "floodfill", "-g", "1", "--size", "7")
+    assert code != 0 and "replies 'some': one of joint, best" in err
     code, out, _ = run(capsys, "search[max_nodes=200,max_opponents=1]", "floodfill", "-g", "2",
                        "--size", "7", "--parallel", "1", "--seed", "2")
     assert code == 0

@@ -102,6 +102,61 @@ def test_at_equal_depth_the_compiled_search_finds_the_python_search_value():
     assert compared >= 100
 
 
+def test_best_replies_the_compiled_search_finds_the_python_search_value():
+    """Best-reply search (``replies="best"``) is the same smaller tree in both engines:
+    with three searched opponents, equal values at equal depth."""
+    from snake.board import MoveRequest
+    compared = 0
+    for k, state in enumerate(positions(seed=9, count=3000)):
+        living = [s for s in state.board.snakes if s.alive]
+        if k % 40 or len(living) < 3:
+            continue
+        request = MoveRequest(state, living[0])
+        for depth in (1, 2):
+            python, compiled = (SearchStrategy(think_ms=60_000, max_depth=depth, replies="best",
+                                               max_opponents=3, engine=engine).search(request)
+                                for engine in ("python", "compiled"))
+            assert compiled.engine == "compiled" and python.engine == "python"
+            assert abs(compiled.score - python.score) < 1e-9, (state.game.ruleset.name, depth)
+            compared += 1
+    assert compared >= 30
+
+
+def test_best_replies_against_one_opponent_are_its_joint_replies():
+    """With one searched opponent every reply is a best reply: the same search, node for
+    node (so 1v1 play does not change)."""
+    from snake.board import MoveRequest
+    compared = 0
+    for k, state in enumerate(positions(seed=10, count=2000)):
+        living = [s for s in state.board.snakes if s.alive]
+        if k % 40 or len(living) != 2:
+            continue
+        request = MoveRequest(state, living[0])
+        joint, best = (SearchStrategy(think_ms=60_000, max_nodes=3000, replies=replies,
+                                      engine="compiled").search(request)
+                       for replies in ("joint", "best"))
+        assert (joint.move, joint.score, joint.nodes, joint.depth) == \
+            (best.move, best.score, best.nodes, best.depth)
+        compared += 1
+    assert compared >= 10
+
+
+def test_best_replies_see_deeper_than_joint_ones_with_three_opponents():
+    """At equal nodes, the tree of best replies is narrower with three opponents: it
+    completes deeper iterations."""
+    from snake.board import MoveRequest
+    depth = {"joint": 0, "best": 0}
+    for k, state in enumerate(positions(seed=9, count=3000)):
+        living = [s for s in state.board.snakes if s.alive]
+        if k % 60 or len(living) < 4:
+            continue
+        request = MoveRequest(state, living[0])
+        for replies in depth:
+            depth[replies] += SearchStrategy(think_ms=60_000, max_nodes=5000, replies=replies,
+                                             max_opponents=3, engine="compiled").search(request).depth
+    assert depth["best"] > depth["joint"] > 0
+
+
 def test_principal_variation_search_keeps_the_value_and_saves_nodes():
     """PVS only narrows windows: deeper than the Python search can go in a test, the value
     with it equals the plain alpha-beta's, in every ruleset, and over many positions it

@@ -101,3 +101,26 @@ def test_it_says_why_food_was_or_was_not_taken(tmp_path):
     assert "(4, 2): 2 moves away; B is nearer (1), as long or longer" in food
     assert "none of it is yours by board control" in food
     assert "the move left goes no nearer to the nearest food (4, 2)" in food
+
+
+def test_it_says_which_opponents_were_searched_and_how(tmp_path):
+    """Four snakes: with best replies the searched opponents answer one at a time; the
+    explanation names them and says so, and the far one played cheaply."""
+    game = from_ascii("""
+    . . . . . . .
+    . C c c . . .
+    . . . . . . .
+    . . A a a . .
+    . . . . . . .
+    . B b b . . .
+    . . . . . D d
+    """)
+    path = tmp_path / "four.json"
+    path.write_text(json.dumps(state_to_request(game.state, "A")))
+    code, text = run([str(path), "--strategy", "search[replies=best,reach=3,max_nodes=2000]",
+                      "--no-network"])
+    assert code == 0
+    assert "  opponents searched (best replies: one at a time): C, B; played cheaply: D" in text \
+        or "  opponents searched (best replies: one at a time): B, C; played cheaply: D" in text
+    code, text = run([str(path), "--strategy", "search[reach=3,max_nodes=2000]", "--no-network"])
+    assert "  opponents searched: " in text and "best replies" not in text

@@ -2,7 +2,8 @@
 
 The same game tree as the Python search (:mod:`snake.search.alphabeta`, kept as ``search-py``):
 one turn is two plies, ``you`` choosing a move (a max node) and then the searched opponents
-a *joint* move together, knowing yours (a min node: paranoid); snakes not searched play
+a *joint* move together, knowing yours (a min node: paranoid; or their best replies, one
+opponent at a time: :func:`_joint_move`); snakes not searched play
 their cheap move (:func:`.occupancy.cheap_move`); every turn is the compiled step
 (:func:`.step.apply_rules`). Values are ``you``'s: exact results (win ``WIN - ply``, draw
 :data:`DRAW`, loss ``-WIN + ply``; ``you`` eliminated while others play on is a loss) or
@@ -132,11 +133,28 @@ def position_key(g, s, salt, zobrist, zobrist_health, zobrist_food):
 
 
 @njit(**_JIT)
-def _joint_move(opponent_moves, opponent_counts, k_opponents, index, out):
+def _joint_move(opponent_moves, opponent_counts, k_opponents, index, out, best_reply):
     """The ``index``-th joint move of the opponents into ``out``; returns its code
-    (base 4, opponent 0 lowest)."""
+    (base 4, opponent 0 lowest). Joint replies (``best_reply`` false) are the product of
+    the opponents' moves; best replies are the opponents' first moves (their cheap moves),
+    then one opponent at a time playing each of its other moves while the rest play their
+    first."""
     code = 0
     scale = 1
+    if best_reply:
+        deviating = -1
+        for j in range(k_opponents):
+            others = opponent_counts[j] - 1
+            if deviating < 0 and 0 < index <= others:
+                deviating = j
+            elif deviating < 0:
+                index -= others
+        for j in range(k_opponents):
+            move = opponent_moves[j, index if j == deviating else 0]
+            out[j] = move
+            code += move * scale
+            scale *= 4
+        return code
     for j in range(k_opponents):
         count = opponent_counts[j]
         move = opponent_moves[j, index % count]
@@ -186,7 +204,7 @@ ENTER, NEXT_CHILD, CHILD_VALUE, END_MY_MOVE, FINISH, RETURN = range(6)
 @njit(**_JIT)
 def _enter(g, stack, ply, you, opponents, cheap, only_move, moves, scratch, frame, bounds,
            keys_at, salt, table_keys, table_values, table_info, zobrist, zobrist_health,
-           zobrist_food, killers_me, killers_them, history, pv_length, work, net, nn):
+           zobrist_food, killers_me, killers_them, history, pv_length, work, net, nn, best_reply):
     """Open ``you``'s node at ``ply`` (depth and bounds already in its frame). Returns its
     value when it needs no children (the horizon, a table hit), else :data:`NOT_TERMINAL`
     after generating and ordering the moves."""
@@ -279,18 +297,32 @@ def _enter(g, stack, ply, you, opponents, cheap, only_move, moves, scratch, fram
                     opponent_moves[j, b] = opponent_moves[j, b - 1]
                     b -= 1
                 opponent_moves[j, b] = m
+            if best_reply and count > 1:
+                # Its cheap move first: what it plays while another opponent replies.
+                default = cheap_move(g, s, i, scratch[ply, R_CHEAP])
+                b = 0
+                while opponent_moves[j, b] != default:
+                    b += 1
+                while b > 0:
+                    opponent_moves[j, b] = opponent_moves[j, b - 1]
+                    b -= 1
+                opponent_moves[j, 0] = default
             opponent_counts[j] = count
         else:
             opponent_moves[j, 0] = 0           # its move is ignored by the rules
             opponent_counts[j] = 1
-        joints *= opponent_counts[j]
+        if best_reply:
+            joints += opponent_counts[j] - 1
+        else:
+            joints *= opponent_counts[j]
     frame[ply, F_JOINTS] = joints
     # The opponents' killer joint move is tried first, wherever it is in the product.
     first = -1
     if joints > 1 and killers_them[ply] >= 0:
         joint = scratch[ply, R_JOINT]
         for t in range(joints):
-            if _joint_move(opponent_moves, opponent_counts, k_opponents, t, joint) == killers_them[ply]:
+            if (_joint_move(opponent_moves, opponent_counts, k_opponents, t, joint, best_reply)
+                    == killers_them[ply]):
                 first = t
                 break
     frame[ply, F_FIRST] = first
@@ -343,7 +375,8 @@ def _next_joint(ply, frame):
 def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, moves, scratch,
           frame, bounds, keys_at, salt, table_keys, table_values, table_info, zobrist,
           zobrist_health, zobrist_food, killers_me, killers_them, history, pv_my, pv_joint,
-          pv_length, line_my, line_joint, line_length, work, no_report, pvs, net, nn):
+          pv_length, line_my, line_joint, line_length, work, no_report, pvs, net, nn,
+          best_reply):
     """The value of ``you``'s node at ``root_ply`` (its depth and bounds set in its frame),
     searched with an explicit stack of frames (a loop, not recursion: the compiled code can
     then be cached). ``only_move`` >= 0 restricts the first node to that move of yours (the
@@ -359,7 +392,7 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, m
             value = _enter(g, stack, ply, you, opponents, cheap, only_move if ply == root_ply else -1,
                            moves, scratch, frame, bounds, keys_at, salt, table_keys, table_values,
                            table_info, zobrist, zobrist_health, zobrist_food, killers_me,
-                           killers_them, history, pv_length, work, net, nn)
+                           killers_them, history, pv_length, work, net, nn, best_reply)
             mode = RETURN if value != NOT_TERMINAL else NEXT_CHILD
         elif mode == NEXT_CHILD:
             t = _next_joint(ply, frame)
@@ -377,7 +410,7 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, m
                 return 0.0
             joint = scratch[ply, R_JOINT]
             code = _joint_move(scratch[ply, R_OPPONENTS:R_OPPONENTS + MAX_OPPONENTS],
-                               scratch[ply, R_COUNTS], k_opponents, t, joint)
+                               scratch[ply, R_COUNTS], k_opponents, t, joint, best_reply)
             turn_moves = moves[ply]
             turn_moves[you] = scratch[ply, R_MINE, frame[ply, F_A]]
             for j in range(k_opponents):
@@ -511,7 +544,8 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, m
 @njit(**_JIT)
 def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
            table_keys, table_values, table_info, zobrist, zobrist_health, zobrist_food,
-           history, work, result, root_scores, iterations, pv_out, pvs, net, nn, exact_root):
+           history, work, result, root_scores, iterations, pv_out, pvs, net, nn, exact_root,
+           best_reply):
     """Iterative deepening from ``root`` until ``deadline`` (monotonic seconds), ``max_nodes``
     or ``max_depth``. Writes ``result`` (best move, score, depth, nodes, stop reason,
     iterations recorded, principal variation length), ``root_scores`` (per move, of the last
@@ -587,7 +621,7 @@ def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
                               scratch, frame, bounds, keys_at, salt, table_keys, table_values,
                               table_info, zobrist, zobrist_health, zobrist_food, killers_me,
                               killers_them, history, pv_my, pv_joint, pv_length, line_my,
-                              line_joint, line_length, work, no_report, pvs, net, nn)
+                              line_joint, line_length, work, no_report, pvs, net, nn, best_reply)
                 if ctl[C_ABORT] or not null_window or value <= window:
                     break
                 null_window = False
@@ -727,13 +761,16 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
         max_nodes: int | None = None, max_depth: int = MAX_PLY - 2,
         table: Table | None = None, salt: int = 0, pvs: bool = True,
         network=None, network_weight: float = 0.0, style: str = "default",
-        exact_root: bool = False) -> CoreResult:
+        exact_root: bool = False, best_reply: bool = False) -> CoreResult:
     """Search ``packed`` for snake ``you`` (board indices) until ``deadline``
     (``time.perf_counter`` seconds); see :func:`search`. With a (quantised) ``network`` and
     ``network_weight`` > 0 the leaves are valued ``(1 - w) * board control + w * network``,
     the network's accumulator kept along the path from the step's change reports.
     ``style`` weighs board control's terms (:data:`snake.core.control.STYLES`);
-    ``exact_root`` gives every root move an exact score (:func:`search`)."""
+    ``exact_root`` gives every root move an exact score (:func:`search`); ``best_reply``
+    searches best replies instead of joint ones (:func:`_joint_move`: one opponent at a
+    time answers your move, the others play their cheap move) when there are two or three
+    searched opponents (against one they are the same replies; it is searched as before)."""
     g = packed.g
     if len(opponents) > MAX_OPPONENTS:
         raise ValueError(f"at most {MAX_OPPONENTS} searched opponents")
@@ -752,7 +789,8 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
            float(deadline), int(max_nodes if max_nodes is not None else 2**62),
            int(max_depth), np.uint64(salt & (2**64 - 1)), table.keys, table.values, table.info, table.zobrist,
            table.zobrist_health, table.zobrist_food, history, workspace(g, style), result,
-           root_scores, iterations, pv, bool(pvs), net, nn, bool(exact_root))
+           root_scores, iterations, pv, bool(pvs), net, nn, bool(exact_root),
+           bool(best_reply) and len(opponents) > 1)
     k = len(opponents)
     line = []
     for q in range(int(result[6])):

@@ -258,7 +258,7 @@ WHY_SCRIPT = r"""<script>
       row(dl, "search", `${s.algorithm} (${s.engine}), ${s.evaluator}: depth ${s.depth}, ${s.nodes} nodes, stopped by ${s.stopped || "?"}`);
       row(dl, "score", fixed(s.score, 4));
       row(dl, "root scores", Object.entries(s.scores || {}).map(([m, v]) => `${m} ${fixed(v, 3)}`).join(", "));
-      row(dl, "searched", `${(s.opponents || []).join(", ") || "no opponent"}; cheap: ${(s.cheap || []).join(", ") || "none"}`);
+      row(dl, "searched", `${(s.opponents || []).join(", ") || "no opponent"}${s.replies === "best" ? " (best replies)" : ""}; cheap: ${(s.cheap || []).join(", ") || "none"}`);
       row(dl, "expected line", (s.pv || []).map((t, k) => `${k + 1}. ` + Object.entries(t).map(([id, m]) => `${id} ${m}`).join(" ")).join("   "));
       row(dl, "iterations", (s.iterations || []).map(it => `d${it[0]} ${it[1]} @${it[4]} ms`).join(", "));
       if (s.note) row(dl, "search note", s.note);

@@ -142,4 +142,6 @@ def reasons(decision: Decision) -> dict[str, Any]:
         }
         if search.note:
             out["search"]["note"] = search.note
+        if search.replies != "joint":
+            out["search"]["replies"] = search.replies
     return out

@@ -8,6 +8,13 @@ search does not branch on play their cheap move. Assuming the opponents see ``yo
 is pessimistic, which is what keeps a snake alive: a line is only as good as its worst
 case.
 
+With ``replies="best"`` (best-reply search, after Schadd and Winands' BRS for multi-player
+games) the opponents' node holds fewer joint moves: every searched opponent on its cheap
+move, then one opponent at a time playing each of its other moves while the rest play
+their cheap moves. The tree is then the sum of the opponents' moves wide, not their
+product, so with three opponents it goes deeper; what it gives up is two opponents closing
+in together within one turn.
+
 Values are from ``you``'s view: exact terminal values (:func:`~snake.search.state.terminal_value`,
 a win or a loss outranks every evaluation) or the evaluator's value at depth 0.
 
@@ -58,8 +65,10 @@ class AlphaBeta:
     name = "alphabeta"
 
     def __init__(self, evaluator: Any, plan: SnakePlan, budget: Budget,
-                 max_depth: int = MAX_DEPTH) -> None:
+                 max_depth: int = MAX_DEPTH, replies: str = "joint") -> None:
         self.evaluator = evaluator
+        # Against one opponent best replies are its replies: searched as before.
+        self.best_reply = replies == "best" and len(plan.opponents) > 1
         self.plan = plan
         self.budget = budget
         self.max_depth = max_depth
@@ -108,6 +117,7 @@ class AlphaBeta:
         result.elapsed_ms = (time.perf_counter() - started) * 1000.0
         result.iterations = iterations
         result.opponents = self.plan.opponents
+        result.replies = "best" if self.best_reply else "joint"
         result.cheap = self.plan.cheap
         return result
 
@@ -165,8 +175,18 @@ class AlphaBeta:
             moves = list(candidate_moves(state, s, occupied))
             head = s.head
             moves.sort(key=lambda m: -history.get((sid, head, m), 0))
+            if self.best_reply and len(moves) > 1:
+                # Its cheap move first: what it plays while another opponent replies.
+                _to_front(moves, cheap_move(state, s, occupied))
             per_snake.append(moves)
-        joints = list(itertools.product(*per_snake))
+        if self.best_reply:
+            # Best replies: every opponent on its first move, then one at a time each of
+            # its other moves.
+            first = tuple(moves[0] for moves in per_snake)
+            joints = [first] + [first[:j] + (m,) + first[j + 1:]
+                                for j, moves in enumerate(per_snake) for m in moves[1:]]
+        else:
+            joints = list(itertools.product(*per_snake))
         if len(joints) > 1:
             _to_front(joints, self.killers.get((ply, "them")))
             if ply < len(self.pv):

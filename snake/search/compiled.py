@@ -45,12 +45,12 @@ def thread_table(n_snakes: int, cells: int, megabytes: float) -> Table:
     return table
 
 
-def _evaluation_salt(weight: float, style: str = "default") -> int:
-    """Table entries of searches valued differently must not meet: a salt per weight and
-    style (0 for the default search)."""
-    if weight <= 0 and style == "default":
+def _evaluation_salt(weight: float, style: str = "default", replies: str = "joint") -> int:
+    """Table entries of searches valued differently must not meet: a salt per weight,
+    style and kind of replies (0 for the default search)."""
+    if weight <= 0 and style == "default" and replies == "joint":
         return 0
-    return zlib.crc32(f"network {weight:.6f} style {style}".encode()) << 16
+    return zlib.crc32(f"network {weight:.6f} style {style} replies {replies}".encode()) << 16
 
 
 def salt_of(game_id: str, you_id: str) -> int:
@@ -67,7 +67,7 @@ class CompiledAlphaBeta:
     def __init__(self, plan: SnakePlan, budget: Budget, max_depth: int,
                  table_mb: float = DEFAULT_TABLE_MB, network: Any | None = None,
                  network_weight: float = 0.0, style: str = "default",
-                 exact_root: bool = False) -> None:
+                 exact_root: bool = False, replies: str = "joint") -> None:
         self.plan = plan
         self.budget = budget
         self.max_depth = min(max_depth, MAX_PLY - 2)
@@ -76,6 +76,7 @@ class CompiledAlphaBeta:
         self.network_weight = network_weight if network is not None else 0.0
         self.style = style
         self.exact_root = exact_root
+        self.replies = replies
 
     def search(self, state: GameState) -> SearchResult:
         """Raises :class:`snake.core.EncodeError` for a state the core cannot hold."""
@@ -91,9 +92,9 @@ class CompiledAlphaBeta:
                     [index[c] for c in self.plan.cheap], deadline=min(deadline, 1e15),
                     max_nodes=self.budget.max_nodes, max_depth=self.max_depth, table=table,
                     salt=(salt_of(state.game.id, self.plan.you)
-                          ^ _evaluation_salt(self.network_weight, self.style)),
+                          ^ _evaluation_salt(self.network_weight, self.style, self.replies)),
                     network=self.network, network_weight=self.network_weight, style=self.style,
-                    exact_root=self.exact_root)
+                    exact_root=self.exact_root, best_reply=self.replies == "best")
         voronoi = "voronoi" if self.style == "default" else f"voronoi ({self.style})"
         self.evaluator = voronoi if found.evaluated_by_network is False else (
             "nnue" if self.network_weight >= 1.0 else f"{voronoi}+nnue {self.network_weight:g}")
@@ -117,6 +118,7 @@ class CompiledAlphaBeta:
         result.iterations = [(d, MOVES[m], round(v, 4), n, ms) for d, m, v, n, ms in found.iterations]
         result.opponents = plan.opponents
         result.cheap = plan.cheap
+        result.replies = self.replies
         result.engine = "compiled"
         return result
 

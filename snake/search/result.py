@@ -17,7 +17,8 @@ class SearchResult:
     all iterations. ``elapsed_ms``: the search's own time; ``since_arrival_ms``: from the
     request's arrival to the answer (set by the strategy). ``iterations``: per completed
     iteration (depth, best move, score, nodes so far, ms so far). ``opponents`` / ``cheap``:
-    the snakes searched and those played cheaply. ``note``: why the configured evaluator
+    the snakes searched and those played cheaply; ``replies``: how the searched ones answer
+    (``joint``: every combination; ``best``: one at a time). ``note``: why the configured evaluator
     could not be used, or that the last chance changed the move. ``engine``: which
     implementation ran."""
 
@@ -35,5 +36,6 @@ class SearchResult:
     iterations: list[tuple[int, str, float, int, float]] = field(default_factory=list)
     opponents: tuple[str, ...] = ()
     cheap: tuple[str, ...] = ()
+    replies: str = "joint"
     note: str = ""
     engine: str = "python"     # "python" (snake.search) or "compiled" (snake.core)

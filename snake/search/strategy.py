@@ -38,6 +38,10 @@ ALGORITHMS = ("alphabeta",)
 #: compiled core (snake.core.search: alpha-beta with board control, no GIL).
 ENGINES = ("python", "compiled")
 EVALUATORS = ("voronoi", "nnue", "auto")
+#: How the searched opponents answer your move: ``joint`` (every combination of their
+#: moves: paranoid) or ``best`` (best-reply search: one opponent at a time plays each of its
+#: moves while the others play their cheap move: :mod:`.alphabeta`).
+REPLIES = ("joint", "best")
 #: how many opponents alpha-beta branches on (its branching is the product of their moves)
 DEFAULT_MAX_OPPONENTS = 2
 DEFAULT_REACH = 6
@@ -80,7 +84,8 @@ class SearchStrategy:
     compiled search's transposition table per thread. ``exact_root``: every root move gets
     an exact score, not only the best (compiled engine; self-play's training targets).
     ``last_chance``: when the search proves that every move can be killed this turn, play
-    the move that survives the most replies (:mod:`snake.search.last_chance`)."""
+    the move that survives the most replies (:mod:`snake.search.last_chance`).
+    ``replies``: ``joint`` or ``best`` (:data:`REPLIES`)."""
 
     def __init__(self, network: Any | None = None, *, name: str = "search",
                  algorithm: str = "alphabeta", evaluator: str = "voronoi",
@@ -90,13 +95,15 @@ class SearchStrategy:
                  max_concurrent: int | None = DEFAULT_MAX_CONCURRENT, engine: str = "python",
                  table_mb: float = DEFAULT_TABLE_MB, network_weight: float = 1.0,
                  style: str = "default", exact_root: bool = False,
-                 last_chance: bool = False) -> None:
+                 last_chance: bool = False, replies: str = "joint") -> None:
         if engine not in ENGINES:
             raise ValueError(f"unknown search engine {engine!r}; choose one of {ENGINES}")
         if not 0.0 <= network_weight <= 1.0:
             raise ValueError("network_weight must be in [0, 1]")
         if style not in STYLES or (style != "default" and engine != "compiled"):
             raise ValueError(f"style {style!r}: one of {', '.join(STYLES)}, in the compiled engine")
+        if replies not in REPLIES:
+            raise ValueError(f"replies {replies!r}: one of {', '.join(REPLIES)}")
         if algorithm not in ALGORITHMS:
             raise ValueError(f"unknown search algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
         if evaluator not in EVALUATORS:
@@ -125,6 +132,7 @@ class SearchStrategy:
         self.style = style
         self.exact_root = bool(exact_root)
         self.last_chance = bool(last_chance)
+        self.replies = replies
         self.cores = default_cores()
         self._in_flight = 0
         self._in_flight_lock = threading.Lock()
@@ -174,13 +182,14 @@ class SearchStrategy:
             try:
                 found = CompiledAlphaBeta(plan, budget, self.max_depth, self.table_mb, network,
                                           self.network_weight if network is not None else 0.0,
-                                          self.style, self.exact_root).search(state)
+                                          self.style, self.exact_root,
+                                          self.replies).search(state)
                 found.note = note
                 return found
             except EncodeError as e:     # an odd state: the readable search plays it
                 note = f"compiled core: {e}; searched in Python"
         context = evaluator.root(state, (you.id,), accumulator)
-        searcher = AlphaBeta(evaluator, plan, budget, self.max_depth)
+        searcher = AlphaBeta(evaluator, plan, budget, self.max_depth, self.replies)
         # The search makes many short-lived, acyclic objects (states, node contexts) that
         # reference counting frees; the cyclic collector could only add pauses, so it is
         # off meanwhile (docs/search.md, "Time").
@@ -272,7 +281,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
 OPTION_TYPES: dict[str, type] = {
     "max_opponents": int, "reach": int, "style": str, "last_chance": bool,
     "network_weight": float, "max_nodes": int, "max_depth": int, "table_mb": float,
-    "margin_ms": float,
+    "margin_ms": float, "replies": str,
 }
 
 
