@@ -6,6 +6,7 @@
 Positions: a few turns into seeded games on 11x11 standard, 1v1 and 4 snakes, every snake
 played by a quick search (so the positions are ones a game really reaches). For each
 position, engine (compiled, Python) and evaluator (board control;
+with 4 snakes also board control with three opponents searched by best replies, ``best``;
 with ``--network`` also the NNUE: a random network, 512x512 as shipped or ``--hidden``'s
 sizes, as no trained one is needed for speed, or the file ``--weights``; the compiled search
 also with board control and the network half and half, as ``search-blend``), one search of ``--ms`` milliseconds (wall clock: the machine may be
@@ -173,12 +174,15 @@ def main(argv: list[str] | None = None) -> None:
         requests = positions(n_snakes, args.positions)
         python_rate = None
         for engine, evaluator in ([("compiled", "voronoi"), ("python", "voronoi")]
+                                  + ([("compiled", "best")] if n_snakes > 2 else [])
                                   + ([("compiled", "nnue"), ("compiled", "blend"),
                                       ("python", "nnue")] if network else [])):
+            # "best": board control, three opponents searched by best replies.
+            extra = dict(replies="best", max_opponents=3) if evaluator == "best" else {}
             strategy = SearchStrategy(network,
-                                      evaluator="nnue" if evaluator == "blend" else evaluator,
+                                      evaluator={"blend": "nnue", "best": "voronoi"}.get(evaluator, evaluator),
                                       think_ms=args.ms, engine=engine, max_concurrent=None,
-                                      network_weight=0.5 if evaluator == "blend" else 1.0)
+                                      network_weight=0.5 if evaluator == "blend" else 1.0, **extra)
             acc = fresh_accumulator if evaluator in ("nnue", "blend") else no_accumulator
             m = measure(strategy, requests, acc)
             print(f"11x11 {label:<8} {engine:<8} {evaluator:<7}: "
