@@ -104,22 +104,33 @@ def test_at_equal_depth_the_compiled_search_finds_the_python_search_value():
 
 def test_best_replies_the_compiled_search_finds_the_python_search_value():
     """Best-reply search (``replies="best"``) is the same smaller tree in both engines:
-    with three searched opponents, equal values at equal depth."""
+    with two or three searched opponents, equal values at equal depth; and it is a
+    different tree from the joint replies' (fewer nodes)."""
     from snake.board import MoveRequest
-    compared = 0
+    compared = three = 0
+    nodes = {"joint": 0, "best": 0}
     for k, state in enumerate(positions(seed=9, count=3000)):
         living = [s for s in state.board.snakes if s.alive]
-        if k % 40 or len(living) < 3:
-            continue
+        if k % 20 or len(living) < 3 or len(search_state.plan_snakes(
+                state, living[0].id, max_opponents=3, reach=30).opponents) < 2:
+            continue      # (squad games: squadmates are not opponents)
         request = MoveRequest(state, living[0])
         for depth in (1, 2):
             python, compiled = (SearchStrategy(think_ms=60_000, max_depth=depth, replies="best",
-                                               max_opponents=3, engine=engine).search(request)
+                                               max_opponents=3, reach=30,
+                                               engine=engine).search(request)
                                 for engine in ("python", "compiled"))
             assert compiled.engine == "compiled" and python.engine == "python"
+            assert len(python.opponents) >= 2 and python.replies == compiled.replies == "best"
             assert abs(compiled.score - python.score) < 1e-9, (state.game.ruleset.name, depth)
             compared += 1
-    assert compared >= 30
+            three += len(python.opponents) == 3
+            if depth == 2:
+                nodes["best"] += python.nodes
+                nodes["joint"] += SearchStrategy(think_ms=60_000, max_depth=2, max_opponents=3,
+                                                 reach=30).search(request).nodes
+    assert compared >= 40 and three >= 20
+    assert nodes["best"] < nodes["joint"]
 
 
 def test_best_replies_against_one_opponent_are_its_joint_replies():
@@ -137,6 +148,9 @@ def test_best_replies_against_one_opponent_are_its_joint_replies():
                        for replies in ("joint", "best"))
         assert (joint.move, joint.score, joint.nodes, joint.depth) == \
             (best.move, best.score, best.nodes, best.depth)
+        assert best.replies == "joint"      # and it says so (explain, the game log)
+        python = SearchStrategy(think_ms=60_000, max_depth=2, replies="best").search(request)
+        assert python.replies == "joint"
         compared += 1
     assert compared >= 10
 
@@ -148,12 +162,15 @@ def test_best_replies_see_deeper_than_joint_ones_with_three_opponents():
     depth = {"joint": 0, "best": 0}
     for k, state in enumerate(positions(seed=9, count=3000)):
         living = [s for s in state.board.snakes if s.alive]
-        if k % 60 or len(living) < 4:
+        if k % 30 or len(living) < 4 or len(search_state.plan_snakes(
+                state, living[0].id, max_opponents=3, reach=30).opponents) < 3:
             continue
         request = MoveRequest(state, living[0])
         for replies in depth:
-            depth[replies] += SearchStrategy(think_ms=60_000, max_nodes=5000, replies=replies,
-                                             max_opponents=3, engine="compiled").search(request).depth
+            found = SearchStrategy(think_ms=60_000, max_nodes=5000, replies=replies,
+                                   max_opponents=3, reach=30, engine="compiled").search(request)
+            assert len(found.opponents) == 3
+            depth[replies] += found.depth
     assert depth["best"] > depth["joint"] > 0
 
 
