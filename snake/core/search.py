@@ -769,8 +769,8 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
     ``style`` weighs board control's terms (:data:`snake.core.control.STYLES`);
     ``exact_root`` gives every root move an exact score (:func:`search`); ``best_reply``
     searches best replies instead of joint ones (:func:`_joint_move`: one opponent at a
-    time answers your move, the others play their cheap move) when there are two or three
-    searched opponents (against one they are the same replies; it is searched as before)."""
+    time answers your move, the others play their cheap move; the caller asks for it only
+    with two or three searched opponents: :meth:`snake.search.state.SnakePlan.replies`)."""
     g = packed.g
     if len(opponents) > MAX_OPPONENTS:
         raise ValueError(f"at most {MAX_OPPONENTS} searched opponents")
@@ -789,8 +789,7 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
            float(deadline), int(max_nodes if max_nodes is not None else 2**62),
            int(max_depth), np.uint64(salt & (2**64 - 1)), table.keys, table.values, table.info, table.zobrist,
            table.zobrist_health, table.zobrist_food, history, workspace(g, style), result,
-           root_scores, iterations, pv, bool(pvs), net, nn, bool(exact_root),
-           bool(best_reply) and len(opponents) > 1)
+           root_scores, iterations, pv, bool(pvs), net, nn, bool(exact_root), bool(best_reply))
     k = len(opponents)
     line = []
     for q in range(int(result[6])):

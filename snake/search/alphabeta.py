@@ -67,8 +67,7 @@ class AlphaBeta:
     def __init__(self, evaluator: Any, plan: SnakePlan, budget: Budget,
                  max_depth: int = MAX_DEPTH, replies: str = "joint") -> None:
         self.evaluator = evaluator
-        # Against one opponent best replies are its replies: searched as before.
-        self.best_reply = replies == "best" and len(plan.opponents) > 1
+        self.best_reply = plan.replies(replies) == "best"
         self.plan = plan
         self.budget = budget
         self.max_depth = max_depth

@@ -76,8 +76,7 @@ class CompiledAlphaBeta:
         self.network_weight = network_weight if network is not None else 0.0
         self.style = style
         self.exact_root = exact_root
-        # Against one searched opponent best replies are its replies: searched as joint.
-        self.replies = "best" if replies == "best" and len(plan.opponents) > 1 else "joint"
+        self.replies = plan.replies(replies)
 
     def search(self, state: GameState) -> SearchResult:
         """Raises :class:`snake.core.EncodeError` for a state the core cannot hold."""

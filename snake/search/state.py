@@ -46,6 +46,12 @@ class SnakePlan:
     opponents: tuple[str, ...]
     cheap: tuple[str, ...]
 
+    def replies(self, wanted: str) -> str:
+        """How the searched opponents answer, given the ``wanted`` kind (``joint`` or
+        ``best``): against one opponent its best replies are its replies, so it is searched
+        as joint replies, node for node as before."""
+        return "best" if wanted == "best" and len(self.opponents) > 1 else "joint"
+
 
 def head_distance(state: GameState, a: Point, b: Point) -> int:
     """Moves between two squares on ``state``'s board (:func:`snake.rules.distance`)."""
