@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -261,4 +260,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from .cli import run
+    run(main)

@@ -193,4 +193,5 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO =
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from .cli import run
+    run(main)

@@ -19,7 +19,6 @@ import argparse
 import hashlib
 import itertools
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -116,4 +115,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from .cli import run
+    run(main)

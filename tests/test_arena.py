@@ -468,3 +468,19 @@ def test_a_player_may_bring_its_own_network(capsys, tmp_path):
     assert code == 0 and table_row(out, "tiny")[0] == 2
     code, _, err = run(capsys, f"seed@{tmp_path / 'missing.npz'}", "floodfill", "-g", "1")
     assert code == 2 and "missing.npz" in err
+
+
+def test_a_reader_that_stops_early_ends_the_tally_quietly():
+    # `python -m snake.arena.tally LEDGER | head -1`: the reader closes the pipe before the
+    # report is written; the command ends with the shell's closed-pipe status and no traceback
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    ledger = Path(__file__).resolve().parent.parent / "docs" / "evidence" / "compiled-vs-py-1v1.jsonl"
+    command = subprocess.Popen([sys.executable, "-m", "snake.arena.tally", str(ledger)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    command.stdout.close()
+    errors = command.stderr.read().decode()
+    assert command.wait(timeout=60) == 141
+    assert errors == ""

@@ -293,4 +293,5 @@ def _check_setup(spec: GameSpec, settings: Settings) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ..cli import run
+    run(main)

@@ -313,4 +313,5 @@ if (params.get("autoplay")) play(true);
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ..cli import run
+    run(main)

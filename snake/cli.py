@@ -1,0 +1,30 @@
+"""How the project's commands end: ``python -m snake.arena.tally ... | head`` included.
+
+A reader that stops early (``head``, ``less`` quit before the end) closes the pipe; Python
+then raises ``BrokenPipeError`` at the next print and, after the traceback, another at exit
+when it flushes ``stdout``. Neither says anything about the command, so :func:`run` ends it
+quietly instead, with the shell's status for a closed pipe (141, 128 + SIGPIPE).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Callable, NoReturn
+
+#: The exit status of a command whose reader closed the pipe (128 + SIGPIPE, as a shell has it).
+CLOSED_PIPE = 141
+
+
+def run(main: Callable[[], int | None]) -> NoReturn:
+    """Call a command's ``main`` and exit with its status (``None`` is 0)."""
+    try:
+        status = main()
+        sys.stdout.flush()      # a closed pipe shows here, while it can still be caught
+    except BrokenPipeError:
+        # stdout is gone: point it at /dev/null so the interpreter's final flush is quiet
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        sys.exit(CLOSED_PIPE)
+    sys.exit(status)
