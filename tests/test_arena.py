@@ -360,6 +360,12 @@ def test_until_decided_stops_a_game_without_changing_any_result(capsys, tmp_path
         assert tally([str(short), "--player", player]) == 0
         assert capsys.readouterr().out.splitlines()[0] == whole
     assert "even play 75.0%" in whole          # three of the four seats
+    # the first player's place too (one seat): a stopped record still says who outlived it
+    assert tally([str(full), "--player", "random"]) == 0
+    place = [line for line in capsys.readouterr().out.splitlines() if "mean place" in line]
+    assert tally([str(short), "--player", "random"]) == 0
+    assert [line for line in capsys.readouterr().out.splitlines() if "mean place" in line] == place
+    assert place and "even play 2.50; 8 games with a place" in place[0]
     for record in sorted(short.glob("game-*.jsonl")):
         stopped = read_replay(record)
         whole = read_replay(full / record.name)
@@ -484,3 +490,43 @@ def test_a_reader_that_stops_early_ends_the_tally_quietly():
     errors = command.stderr.read().decode()
     assert command.wait(timeout=60) == 141
     assert errors == ""
+
+
+def test_snakes_that_fall_together_share_their_places(capsys, tmp_path):
+    """Four snakes; A (cornered) and C (at the wall) fall on the same turn, B and D live on:
+    A's place is 1 + the two that outlived it + half the one that fell with it, 3.5."""
+    from snake.arena.replay import Replay, SnakeLook, game_object, request_body, result_line, write_replay
+    from snake.arena.tally import main as tally
+    from snake.diagram import from_ascii
+    from snake.rules import play_turn
+    import random as random_module
+    request = from_ascii("""
+        A a a . . . .
+        b b b B . . .
+        . . . . . . .
+        C c c . . . .
+        . . . . . . .
+        . . . . D d d
+        . . . . . . .
+    """)
+    state = request.state
+    looks = {"A": SnakeLook("mine"), "B": SnakeLook("theirs"), "C": SnakeLook("theirs"),
+             "D": SnakeLook("theirs")}
+    replay = Replay(game_object(state))
+    replay.turns.append(request_body(state, "A", looks))
+    after = play_turn(state, {"A": "up", "B": "down", "C": "left", "D": "down"},
+                      random_module.Random(1))
+    assert {s.id for s in after.board.snakes if s.eliminated_cause} == {"A", "C"}
+    replay.turns.append(request_body(after, "A", looks))
+    replay.result = result_line("B", "theirs", False)
+    write_replay(tmp_path / "game-00001.jsonl", replay)
+    assert tally([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "mean place: 3.50 [3.50, 3.50] (1 is first, even play 2.50; 1 games with a place)" in out
+    # a ledger keeps it
+    ledger = tmp_path / "four.jsonl"
+    assert tally([str(tmp_path), "--ledger", str(ledger)]) == 0
+    assert json.loads(ledger.read_text())["place"] == 3.5
+    capsys.readouterr()
+    assert tally([str(ledger)]) == 0
+    assert "mean place: 3.50" in capsys.readouterr().out

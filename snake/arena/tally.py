@@ -19,7 +19,9 @@ For the named player (default: the snake named in turn 0's ``you``, the arena's 
 player) it counts, from each file's result line, wins (it is the winner), draws (``isDraw``
 with it alive on the last recorded turn) and losses, then prints the score with its 95%
 Wilson interval and Elo, as the arena does. In games of more than two snakes a win is a
-first place. Also: game length, the player's length at turns 50 and 100 beside the mean of
+first place, and the mean place (:func:`place_of`; 1 is first) is printed with its 95%
+interval: it uses every game's order, not only who won, so it tells players apart in fewer
+games. Also: game length, the player's length at turns 50 and 100 beside the mean of
 the others', how many of its deaths came with health 1 on its last turn (starvation), how
 it died (its last turn replayed through :mod:`snake.rules` with the move its frozen body
 shows and the moves the others made: the elimination cause, and whether it was *trapped*,
@@ -68,6 +70,7 @@ class GameSummary:
     seats: int = 1                 # the player's snakes in the game
     death: str = ""                # the elimination cause by the rules ("" alive or unknown)
     trapped: bool = False          # no move of its own would have lived through that turn
+    place: float | None = None     # its place among the snakes (:func:`place_of`); None: unknown
 
     @property
     def snakes(self) -> int:
@@ -84,7 +87,7 @@ class GameSummary:
         """The ledger line of this summary (JSON-serialisable; NaN becomes null)."""
         return {"game": self.game_id, "player": player, "kind": self.kind, "seats": self.seats,
                 "outcome": self.outcome, "turns": self.turns, "starved": self.starved,
-                "death": self.death, "trapped": self.trapped,
+                "death": self.death, "trapped": self.trapped, "place": self.place,
                 "length_at": {str(t): [own, None if other != other else other]
                               for t, (own, other) in sorted(self.length_at.items())},
                 "tag": self.tag}
@@ -103,7 +106,8 @@ class GameSummary:
                                            bool(row["starved"]), length_at,
                                            str(row["game"]), str(row.get("tag", "")),
                                            int(row.get("seats", 1)), str(row.get("death", "")),
-                                           bool(row.get("trapped", False)))
+                                           bool(row.get("trapped", False)),
+                                           None if row.get("place") is None else float(row["place"]))
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a ledger line ({exc!r})") from None
 
@@ -141,11 +145,34 @@ def summarise(path: Path, player: str | None) -> tuple[str, GameSummary]:
         outcome = "loss"
     starved = (not alive_at_end and outcome == "loss" and last_alive is not None
                and last_alive["health"] == 1)
-    seats = sum(1 for s in board["snakes"] if s["name"] == name)
+    mine = [s["id"] for s in board["snakes"] if s["name"] == name]
+    seats = len(mine)
     cause, trapped = how_it_died(replay) if first["you"]["name"] == name else ("", False)
     return name, GameSummary(kind, outcome, replay.turns[-1]["turn"], starved, length_at,
                              replay.game.get("id", ""), seats=seats, death=cause,
-                             trapped=trapped)
+                             trapped=trapped,
+                             place=place_of(replay, mine[0]) if len(mine) == 1 else None)
+
+
+def place_of(replay: Replay, snake_id: str) -> float:
+    """A snake's place among the game's snakes, 1 the best: one more than the snakes that
+    outlived it; snakes that fell on the same turn as it (or are still alive with it
+    when the record ends) share their places, each getting their mean (three snakes
+    alive at the end share 1, 2 and 3: 2 each). So over all the snakes of a game the places
+    add up to those of a strict order, and even play is ``(snakes + 1) / 2``. A record
+    stopped once the player is out (``--until-decided``) still holds everything this
+    needs: who was alive on the turn after it fell."""
+    turns = replay.turns
+    alive = [{s["id"] for s in t["board"]["snakes"]} for t in turns]
+    last = max((i for i, ids in enumerate(alive) if snake_id in ids), default=None)
+    if last is None:
+        raise ReplayError(f"no snake {snake_id!r} in the record")
+    if last == len(turns) - 1:
+        outlived, with_it = 0, len(alive[last]) - 1
+    else:
+        outlived = len(alive[last + 1])
+        with_it = len(alive[last]) - 1 - outlived
+    return 1 + outlived + with_it / 2
 
 
 def how_it_died(replay: Replay) -> tuple[str, bool]:
@@ -316,6 +343,14 @@ def report(name: str, games: list[GameSummary]) -> list[str]:
                      + ", ".join(f"{c} {n}" for c, n in causes.most_common())
                      + f"; trapped (no move of its own lived) in {trapped} of "
                        f"{sum(causes.values())}")
+    places = [g.place for g in games if g.place is not None and g.snakes > 2]
+    if places:
+        mean = statistics.mean(places)
+        half = 1.96 * statistics.stdev(places) / len(places) ** 0.5 if len(places) > 1 else 0.0
+        snakes = {g.snakes for g in games if g.place is not None and g.snakes > 2}
+        even = f"even play {(snakes.pop() + 1) / 2:.2f}" if len(snakes) == 1 else "mixed sizes"
+        lines.append(f"  mean place: {mean:.2f} [{mean - half:.2f}, {mean + half:.2f}] (1 is first, "
+                     f"{even}; {len(places)} games with a place)")
     for turn in LENGTH_TURNS:
         pairs = [g.length_at[turn] for g in games if turn in g.length_at]
         if pairs:
