@@ -2,8 +2,8 @@
 
 A reader that stops early (``head``, ``less`` quit before the end) closes the pipe; Python
 then raises ``BrokenPipeError`` at the next print and, after the traceback, another at exit
-when it flushes ``stdout``. Neither says anything about the command, so :func:`run` ends it
-quietly instead, with the shell's status for a closed pipe (141, 128 + SIGPIPE).
+when it flushes ``stdout``. Neither says anything about the command, so :func:`run_main`
+ends it quietly instead, with the shell's status for a closed pipe (141, 128 + SIGPIPE).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Callable, NoReturn
 CLOSED_PIPE = 141
 
 
-def run(main: Callable[[], int | None]) -> NoReturn:
+def run_main(main: Callable[[], int | None]) -> NoReturn:
     """Call a command's ``main`` and exit with its status (``None`` is 0)."""
     try:
         status = main()

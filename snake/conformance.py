@@ -260,5 +260,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from .cli import run
-    run(main)
+    from .cli import run_main
+    run_main(main)

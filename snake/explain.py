@@ -193,5 +193,5 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO =
 
 
 if __name__ == "__main__":
-    from .cli import run
-    run(main)
+    from .cli import run_main
+    run_main(main)

@@ -157,3 +157,21 @@ def test_the_compiled_twin_has_every_stage_of_the_reference_by_name():
     names |= {"apply_rules", "default_move", "is_game_over"}
     missing = sorted(name for name in names if not hasattr(twin, name))
     assert not missing, f"the compiled step lacks {missing}"
+
+
+def test_every_command_runs_its_main():
+    """Each ``python -m`` command's ``__main__`` guard runs its ``main`` (a name clash there
+    once broke the arena: a helper imported under the name of the arena's own ``run``):
+    ``--help``, which argparse answers inside ``main``, and for the arena a one-game match,
+    which goes past the parsing."""
+    import subprocess
+    import sys
+    runs = [[command, "--help"] for command in (
+        "snake.arena", "snake.arena.tally", "snake.arena.render", "snake.explain",
+        "snake.perft", "snake.gamelog", "snake.conformance")]
+    runs.append(["snake.arena", "random", "random", "-g", "1", "--size", "7", "-p", "1", "-q"])
+    for argv in runs:
+        done = subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, (argv, done.stderr[-2000:])
+        assert done.stdout.startswith("usage: ") if argv[-1] == "--help" else "games: 1" in done.stdout, argv

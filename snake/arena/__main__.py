@@ -293,5 +293,5 @@ def _check_setup(spec: GameSpec, settings: Settings) -> None:
 
 
 if __name__ == "__main__":
-    from ..cli import run
-    run(main)
+    from ..cli import run_main
+    run_main(main)

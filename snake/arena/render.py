@@ -313,5 +313,5 @@ if (params.get("autoplay")) play(true);
 
 
 if __name__ == "__main__":
-    from ..cli import run
-    run(main)
+    from ..cli import run_main
+    run_main(main)
