@@ -27,6 +27,25 @@ def table_row(out, label):
     raise AssertionError(f"no row for {label} in\n{out}")
 
 
+def write_record(path, board, moves, winner="B"):
+    """A game record of ``board`` (ASCII, snake A is ``you``, named "mine", the others
+    "theirs") and the turn played from it with ``moves`` (snake: move)."""
+    import random as random_module
+
+    from snake.arena.replay import Replay, SnakeLook, game_object, request_body, result_line, write_replay
+    from snake.diagram import from_ascii
+    from snake.rules import play_turn
+    state = from_ascii(board).state
+    looks = {s.id: SnakeLook("mine" if s.id == "A" else "theirs") for s in state.board.snakes}
+    replay = Replay(game_object(state))
+    replay.turns.append(request_body(state, "A", looks))
+    after = play_turn(state, moves, random_module.Random(1))
+    replay.turns.append(request_body(after, "A", looks))
+    replay.result = result_line(winner, "theirs", False)
+    write_replay(path, replay)
+    return after
+
+
 def test_floodfill_against_random_1v1(capsys, tmp_path):
     code, out, _ = run(capsys, "floodfill", "random", "-g", "6", "--size", "7",
                        "--parallel", "1", "--seed", "3", "-o", str(tmp_path))
@@ -372,6 +391,18 @@ def test_until_decided_stops_a_game_without_changing_any_result(capsys, tmp_path
         assert stopped.turns == whole.turns[:len(stopped.turns)]
 
 
+#: A, in the corner, has no move that lives: walls, its own neck, B's body.
+CORNERED = """
+    A a a . . . .
+    b b b B . . .
+    b . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+"""
+
+
 @pytest.mark.parametrize("move, cause, trapped", [
     ("up", "wall-collision", True),     # every move of A dies: walls, its neck, B
     ("down", "snake-collision", True),
@@ -380,29 +411,9 @@ def test_the_tally_says_how_the_snake_died(capsys, tmp_path, move, cause, trappe
     """A record of one turn in which A, cornered, dies: the tally replays that turn through
     the rules with the move A's frozen body shows and B's move, and says the cause and that
     no move of A's would have lived."""
-    from snake.arena.replay import Replay, SnakeLook, game_object, request_body, result_line, write_replay
     from snake.arena.tally import main as tally
-    from snake.diagram import from_ascii
-    from snake.rules import play_turn
-    import random as random_module
-    request = from_ascii("""
-        A a a . . . .
-        b b b B . . .
-        b . . . . . .
-        . . . . . . .
-        . . . . . . .
-        . . . . . . .
-        . . . . . . .
-    """)
-    state = request.state
-    looks = {"A": SnakeLook("mine"), "B": SnakeLook("theirs")}
-    replay = Replay(game_object(state))
-    replay.turns.append(request_body(state, "A", looks))
-    after = play_turn(state, {"A": move, "B": "down"}, random_module.Random(1))
+    after = write_record(tmp_path / "game-00001.jsonl", CORNERED, {"A": move, "B": "down"})
     assert after.board.snake("A").eliminated_cause == cause
-    replay.turns.append(request_body(after, "A", looks))
-    replay.result = result_line("B", "theirs", False)
-    write_replay(tmp_path / "game-00001.jsonl", replay)
     assert tally([str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert f"how it died, by the rules: {cause} 1; trapped (no move of its own lived) in 1 of 1" in out
@@ -495,12 +506,8 @@ def test_a_reader_that_stops_early_ends_the_tally_quietly():
 def test_snakes_that_fall_together_share_their_places(capsys, tmp_path):
     """Four snakes; A (cornered) and C (at the wall) fall on the same turn, B and D live on:
     A's place is 1 + the two that outlived it + half the one that fell with it, 3.5."""
-    from snake.arena.replay import Replay, SnakeLook, game_object, request_body, result_line, write_replay
     from snake.arena.tally import main as tally
-    from snake.diagram import from_ascii
-    from snake.rules import play_turn
-    import random as random_module
-    request = from_ascii("""
+    after = write_record(tmp_path / "game-00001.jsonl", """
         A a a . . . .
         b b b B . . .
         . . . . . . .
@@ -508,18 +515,8 @@ def test_snakes_that_fall_together_share_their_places(capsys, tmp_path):
         . . . . . . .
         . . . . D d d
         . . . . . . .
-    """)
-    state = request.state
-    looks = {"A": SnakeLook("mine"), "B": SnakeLook("theirs"), "C": SnakeLook("theirs"),
-             "D": SnakeLook("theirs")}
-    replay = Replay(game_object(state))
-    replay.turns.append(request_body(state, "A", looks))
-    after = play_turn(state, {"A": "up", "B": "down", "C": "left", "D": "down"},
-                      random_module.Random(1))
+    """, {"A": "up", "B": "down", "C": "left", "D": "down"})
     assert {s.id for s in after.board.snakes if s.eliminated_cause} == {"A", "C"}
-    replay.turns.append(request_body(after, "A", looks))
-    replay.result = result_line("B", "theirs", False)
-    write_replay(tmp_path / "game-00001.jsonl", replay)
     assert tally([str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "mean place: 3.50 [3.50, 3.50] (1 is first, even play 2.50; 1 games with a place)" in out
@@ -530,3 +527,53 @@ def test_snakes_that_fall_together_share_their_places(capsys, tmp_path):
     capsys.readouterr()
     assert tally([str(ledger)]) == 0
     assert "mean place: 3.50" in capsys.readouterr().out
+
+
+def test_the_postmortem_looks_back_at_a_death(capsys, tmp_path):
+    """A cornered snake's death: the post-mortem says how it died (by the rules) and that its
+    last position had no safe move, so the loss was seen one move before."""
+    from snake.arena.postmortem import main as postmortem
+    write_record(tmp_path / "game-00001.jsonl", CORNERED, {"A": "down", "B": "down"})
+    # a game in which A lives (it moves away from B) is no death
+    write_record(tmp_path / "game-00002.jsonl", """
+        . . . . . . .
+        A a a . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . B b b
+        . . . . . . .
+    """, {"A": "up", "B": "down"})
+    assert postmortem([str(tmp_path), "--nodes", "500", "--moves", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "game-00001.jsonl: died on its move from turn 10 (snake-collision, by B theirs; trapped)" in out
+    assert "no safe move" in out
+    assert "game-00002" not in out
+    assert "1 deaths (1 trapped)" in out
+    assert "seen as a proven loss from this many moves before: median 1," in out
+    assert "killed by another snake: 1; its killer played cheaply on a move before the loss was seen: 0" in out
+
+
+def test_the_postmortem_searches_with_the_strategy_given(capsys, tmp_path):
+    """Each row is the search's view: score, depth, who it searched; a strategy that is not
+    a search, or options it does not know, are refused."""
+    from snake.arena.postmortem import main as postmortem
+    # A (length 3) walks into the head of B (length 4), a move its search would not play
+    write_record(tmp_path / "game-00001.jsonl", """
+        . . . . . . .
+        . . . . . . .
+        . A a a . . .
+        . . . . . . .
+        . B b b b . .
+        . . . . . . .
+        . . . . . . .
+    """, {"A": "down", "B": "up"})
+    assert postmortem([str(tmp_path), "--nodes", "2000", "--moves", "1",
+                       "--strategy", "search[replies=best]"]) == 0
+    out = capsys.readouterr().out
+    assert "(head-collision, by B theirs" in out
+    row = [line for line in out.splitlines() if line.strip().startswith("10 ")][0]
+    assert "B (joint)" in row and row.rstrip().endswith("searched")
+    for bad in ("floodfill", "search[colour=red]"):
+        assert postmortem([str(tmp_path), "--strategy", bad]) == 2
+        assert "error:" in capsys.readouterr().err

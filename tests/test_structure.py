@@ -167,8 +167,8 @@ def test_every_command_runs_its_main():
     import subprocess
     import sys
     runs = [[command, "--help"] for command in (
-        "snake.arena", "snake.arena.tally", "snake.arena.render", "snake.explain",
-        "snake.perft", "snake.gamelog", "snake.conformance")]
+        "snake.arena", "snake.arena.tally", "snake.arena.render", "snake.arena.postmortem",
+        "snake.explain", "snake.perft", "snake.gamelog", "snake.conformance")]
     runs.append(["snake.arena", "random", "random", "-g", "1", "--size", "7", "-p", "1", "-q"])
     for argv in runs:
         done = subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True,

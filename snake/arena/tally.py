@@ -147,10 +147,11 @@ def summarise(path: Path, player: str | None) -> tuple[str, GameSummary]:
                and last_alive["health"] == 1)
     mine = [s["id"] for s in board["snakes"] if s["name"] == name]
     seats = len(mine)
-    cause, trapped = how_it_died(replay) if first["you"]["name"] == name else ("", False)
+    death = how_it_died(replay) if first["you"]["name"] == name else None
     return name, GameSummary(kind, outcome, replay.turns[-1]["turn"], starved, length_at,
-                             replay.game.get("id", ""), seats=seats, death=cause,
-                             trapped=trapped,
+                             replay.game.get("id", ""), seats=seats,
+                             death=death.cause if death else "",
+                             trapped=death.trapped if death else False,
                              place=place_of(replay, mine[0]) if len(mine) == 1 else None)
 
 
@@ -175,13 +176,22 @@ def place_of(replay: Replay, snake_id: str) -> float:
     return 1 + outlived + with_it / 2
 
 
-def how_it_died(replay: Replay) -> tuple[str, bool]:
-    """The elimination cause of the record's ``you`` by the rules, and whether it was
-    trapped (none of its moves lives through the others' moves of that turn); ``("",
-    False)`` when it did not die. Its move is read off its frozen body in the next line;
-    the others' off their next heads, and for a snake that died on the same turn, the first
-    move (in move order) under which the rules eliminate exactly the snakes the record
-    lost."""
+@dataclass(frozen=True, slots=True)
+class Death:
+    """How the record's ``you`` died (:func:`how_it_died`)."""
+
+    index: int        # the record line (``replay.turns``) of its last turn alive
+    cause: str        # the elimination cause by the rules ("" when the replay cannot tell)
+    by: str           # the id of the snake that eliminated it ("" for none: a wall, hunger)
+    trapped: bool     # none of its moves would have lived through the others' moves
+
+
+def how_it_died(replay: Replay) -> Death | None:
+    """How the record's ``you`` died, or ``None`` if it did not. Its last turn is replayed
+    through the rules: its move read off its frozen body in the next line; the others' off
+    their next heads, and for a snake that died on the same turn, the first move (in move
+    order) under which the rules eliminate exactly the snakes the record lost. It was
+    trapped when none of its own moves lives through those moves of the others."""
     turns = replay.turns
     you_id = turns[0]["you"]["id"]
     for i in range(len(turns) - 1):
@@ -189,7 +199,8 @@ def how_it_died(replay: Replay) -> tuple[str, bool]:
                 and not any(s["id"] == you_id for s in turns[i + 1]["board"]["snakes"])):
             break
     else:
-        return "", False
+        return None
+    unknown = Death(i, "", "", False)
     before, after = turns[i], turns[i + 1]
     state = parse_request(before).state
     heads = {s["id"]: (s["head"]["x"], s["head"]["y"]) for s in after["board"]["snakes"]}
@@ -203,7 +214,7 @@ def how_it_died(replay: Replay) -> tuple[str, bool]:
     living = state.board.living_snakes
     moves = {s.id: move_to(s) for s in living if s.id in heads}
     if moves.get(you_id) is None:
-        return "", False
+        return unknown
     fallen = [s.id for s in living if s.id not in heads]
     for combo in itertools.product(MOVES, repeat=len(fallen)):
         chosen = {**moves, **dict(zip(fallen, combo))}
@@ -211,11 +222,12 @@ def how_it_died(replay: Replay) -> tuple[str, bool]:
         if {s.id for s in after_state.board.living_snakes} == survivors:
             break
     else:
-        return "", False
-    cause = after_state.board.snake(you_id).eliminated_cause or ""
+        return unknown
+    you = after_state.board.snake(you_id)
     trapped = all(apply_rules(state, {**chosen, you_id: m}).board.snake(you_id).eliminated_cause
                   for m in MOVES)
-    return cause, trapped
+    by = you.eliminated_by if you.eliminated_by != you_id else ""
+    return Death(i, you.eliminated_cause or "", by, trapped)
 
 
 def _died_last(turns: list[dict], name: str) -> bool:
