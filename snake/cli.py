@@ -9,6 +9,7 @@ ends it quietly instead, with the shell's status for a closed pipe (141, 128 + S
 from __future__ import annotations
 
 import os
+import select
 import sys
 from typing import Callable, NoReturn
 
@@ -22,9 +23,25 @@ def run_main(main: Callable[[], int | None]) -> NoReturn:
         status = main()
         sys.stdout.flush()      # a closed pipe shows here, while it can still be caught
     except BrokenPipeError:
+        if _stdout_open():
+            raise               # another pipe or socket broke: that is the command's error
         # stdout is gone: point it at /dev/null so the interpreter's final flush is quiet
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
         sys.exit(CLOSED_PIPE)
     sys.exit(status)
+
+
+def _stdout_open() -> bool:
+    """Whether standard output still has a reader: a pipe whose reading end is closed
+    reports an error condition when polled (where ``poll`` exists; elsewhere, assume the
+    broken pipe was standard output's, as it almost always is)."""
+    if not hasattr(select, "poll"):
+        return False
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return not any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0))
+    except (OSError, ValueError):
+        return False

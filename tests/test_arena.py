@@ -27,9 +27,10 @@ def table_row(out, label):
     raise AssertionError(f"no row for {label} in\n{out}")
 
 
-def write_record(path, board, moves, winner="B"):
+def write_record(path, board, moves, winner="B", draw=False):
     """A game record of ``board`` (ASCII, snake A is ``you``, named "mine", the others
-    "theirs") and the turn played from it with ``moves`` (snake: move)."""
+    "theirs") and the turns played from it with ``moves`` (snake: move; a list of them for
+    several turns); returns the last state."""
     import random as random_module
 
     from snake.arena.replay import Replay, SnakeLook, game_object, request_body, result_line, write_replay
@@ -39,11 +40,12 @@ def write_record(path, board, moves, winner="B"):
     looks = {s.id: SnakeLook("mine" if s.id == "A" else "theirs") for s in state.board.snakes}
     replay = Replay(game_object(state))
     replay.turns.append(request_body(state, "A", looks))
-    after = play_turn(state, moves, random_module.Random(1))
-    replay.turns.append(request_body(after, "A", looks))
-    replay.result = result_line(winner, "theirs", False)
+    for turn in moves if isinstance(moves, list) else [moves]:
+        state = play_turn(state, turn, random_module.Random(1))
+        replay.turns.append(request_body(state, "A", looks))
+    replay.result = result_line(winner, "mine" if winner == "A" else "theirs", draw)
     write_replay(path, replay)
-    return after
+    return state
 
 
 def test_floodfill_against_random_1v1(capsys, tmp_path):
@@ -487,51 +489,47 @@ def test_a_player_may_bring_its_own_network(capsys, tmp_path):
     assert code == 2 and "missing.npz" in err
 
 
-def test_a_reader_that_stops_early_ends_the_tally_quietly():
-    # `python -m snake.arena.tally LEDGER | head -1`: the reader closes the pipe before the
-    # report is written; the command ends with the shell's closed-pipe status and no traceback
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    ledger = Path(__file__).resolve().parent.parent / "docs" / "evidence" / "compiled-vs-py-1v1.jsonl"
-    command = subprocess.Popen([sys.executable, "-m", "snake.arena.tally", str(ledger)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    command.stdout.close()
-    errors = command.stderr.read().decode()
-    assert command.wait(timeout=60) == 141
-    assert errors == ""
+#: Three snakes; B and C at the left wall, A in the middle.
+THREE = """
+    . . . . . . .
+    B b b . . . .
+    . . . . . . .
+    . . . . A a a
+    . . . . . . .
+    C c c . . . .
+    . . . . . . .
+"""
 
 
-def test_snakes_that_fall_together_share_their_places(capsys, tmp_path):
-    """Four snakes; A (cornered) and C (at the wall) fall on the same turn, B and D live on:
-    A's place is 1 + the two that outlived it + half the one that fell with it, 3.5."""
+#: Three snakes at the top row: B and A can only go up twice and then hit the wall.
+AT_THE_TOP = """
+    . . . . . . .
+    B b b . A a a
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    C c c . . . .
+    . . . . . . .
+"""
+
+
+@pytest.mark.parametrize("board, moves, place", [
+    (THREE, {"A": "up", "B": "left", "C": "left"}, "1.00"),      # the others fall: it wins
+    (THREE, {"A": "up", "B": "up", "C": "down"}, "2.00"),        # all three alive at the end
+    (AT_THE_TOP, [{"A": "up", "B": "up", "C": "left"},           # C falls, then A and B
+                  {"A": "up", "B": "up"}], "1.50"),              # together: a last-pair draw
+])
+def test_the_place_of_a_winner_a_survivor_and_a_draw(capsys, tmp_path, board, moves, place):
     from snake.arena.tally import main as tally
-    after = write_record(tmp_path / "game-00001.jsonl", """
-        A a a . . . .
-        b b b B . . .
-        . . . . . . .
-        C c c . . . .
-        . . . . . . .
-        . . . . D d d
-        . . . . . . .
-    """, {"A": "up", "B": "down", "C": "left", "D": "down"})
-    assert {s.id for s in after.board.snakes if s.eliminated_cause} == {"A", "C"}
-    assert tally([str(tmp_path)]) == 0
-    out = capsys.readouterr().out
-    assert "mean place: 3.50 [3.50, 3.50] (1 is first, even play 2.50; 1 games with a place)" in out
-    # a ledger keeps it
-    ledger = tmp_path / "four.jsonl"
-    assert tally([str(tmp_path), "--ledger", str(ledger)]) == 0
-    assert json.loads(ledger.read_text())["place"] == 3.5
-    capsys.readouterr()
-    assert tally([str(ledger)]) == 0
-    assert "mean place: 3.50" in capsys.readouterr().out
+    write_record(tmp_path / "game-00001.jsonl", board, moves)
+    assert tally([str(tmp_path), "--player", "mine"]) == 0
+    assert f"mean place: {place} (1 is first, even play 2.00; 1 game with a place)" in \
+        capsys.readouterr().out
 
 
 def test_the_postmortem_looks_back_at_a_death(capsys, tmp_path):
-    """A cornered snake's death: the post-mortem says how it died (by the rules) and that its
-    last position had no safe move, so the loss was seen one move before."""
+    """A cornered snake's death: the post-mortem says how it died (by the rules); its last
+    position had no safe move, so it was no choice and the summary says so."""
     from snake.arena.postmortem import main as postmortem
     write_record(tmp_path / "game-00001.jsonl", CORNERED, {"A": "down", "B": "down"})
     # a game in which A lives (it moves away from B) is no death
@@ -546,34 +544,54 @@ def test_the_postmortem_looks_back_at_a_death(capsys, tmp_path):
     """, {"A": "up", "B": "down"})
     assert postmortem([str(tmp_path), "--nodes", "500", "--moves", "3"]) == 0
     out = capsys.readouterr().out
-    assert "game-00001.jsonl: died on its move from turn 10 (snake-collision, by B theirs; trapped)" in out
+    assert ("game-00001.jsonl: died on its move from turn 10 (snake-collision, by B theirs; "
+            "trapped); A mine, B theirs") in out
     assert "no safe move" in out
     assert "game-00002" not in out
-    assert "1 deaths (1 trapped)" in out
-    assert "seen as a proven loss from this many moves before: median 1," in out
-    assert "killed by another snake: 1; its killer played cheaply on a move before the loss was seen: 0" in out
+    assert "looked at 3 moves back with search at 500 nodes a move:\n1 deaths (1 trapped)" in out
+    assert "not at its last choice in 1" in out
 
 
-def test_the_postmortem_searches_with_the_strategy_given(capsys, tmp_path):
-    """Each row is the search's view: score, depth, who it searched; a strategy that is not
-    a search, or options it does not know, are refused."""
+#: A (length 4) between B (length 3, next to its head) and C (length 5, two moves away).
+BETWEEN = """
+    . . . . . . . . . . .
+    . . . . . . . . . . .
+    . . . . . . . . . . .
+    . . . . . . . . . . .
+    . . . . . . . . . . .
+    . . b b B A a a a . .
+    . . . . . . . . . . .
+    . . . . . C . . . . .
+    . . . . . c . . . . .
+    . . . . . c . . . . .
+    . . . . . c c . . . .
+"""
+
+
+@pytest.mark.parametrize("strategy, role, cheap", [
+    ("search[max_opponents=1]", "cheap", 1),     # only the nearest, B, is searched
+    ("search[max_opponents=2]", "searched", 0),
+])
+def test_the_postmortem_says_whether_the_killer_was_searched(capsys, tmp_path, strategy,
+                                                             role, cheap):
+    """A walks into the head of the longer C. Searching only the nearest opponent, the
+    search played C cheaply at that choice, still open: a death a search of C might have
+    seen; searching both, C was searched."""
     from snake.arena.postmortem import main as postmortem
-    # A (length 3) walks into the head of B (length 4), a move its search would not play
-    write_record(tmp_path / "game-00001.jsonl", """
-        . . . . . . .
-        . . . . . . .
-        . A a a . . .
-        . . . . . . .
-        . B b b b . .
-        . . . . . . .
-        . . . . . . .
-    """, {"A": "down", "B": "up"})
+    write_record(tmp_path / "game-00001.jsonl", BETWEEN, {"A": "down", "B": "up", "C": "up"})
     assert postmortem([str(tmp_path), "--nodes", "2000", "--moves", "1",
-                       "--strategy", "search[replies=best]"]) == 0
+                       "--strategy", strategy]) == 0
     out = capsys.readouterr().out
-    assert "(head-collision, by B theirs" in out
-    row = [line for line in out.splitlines() if line.strip().startswith("10 ")][0]
-    assert "B (joint)" in row and row.rstrip().endswith("searched")
-    for bad in ("floodfill", "search[colour=red]"):
+    assert "(head-collision, by C theirs)" in out
+    row = next(line for line in out.splitlines() if line.strip().startswith("10 "))
+    assert row.rstrip().endswith(role)
+    assert ("killed by another snake: 1; that snake played cheaply at its last choice not yet "
+            f"proven lost in {cheap}, at some such choice in {cheap}") in out
+
+
+def test_the_postmortem_refuses_what_it_cannot_search(capsys, tmp_path):
+    from snake.arena.postmortem import main as postmortem
+    write_record(tmp_path / "game-00001.jsonl", CORNERED, {"A": "down", "B": "down"})
+    for bad in ("floodfill", "search[colour=red]", "search-net"):
         assert postmortem([str(tmp_path), "--strategy", bad]) == 2
         assert "error:" in capsys.readouterr().err

@@ -160,18 +160,22 @@ def test_the_compiled_twin_has_every_stage_of_the_reference_by_name():
 
 
 def test_every_command_runs_its_main():
-    """Each ``python -m`` command's ``__main__`` guard runs its ``main`` (a name clash there
-    once broke the arena: a helper imported under the name of the arena's own ``run``):
-    ``--help``, which argparse answers inside ``main``, and for the arena a one-game match,
-    which goes past the parsing."""
+    """Each ``python -m`` command of the game package (every module with a ``__main__``
+    guard) runs its ``main``: ``--help``, which argparse answers inside ``main``, and for
+    the arena a one-game match, which goes past the parsing (a name clash in a guard once
+    broke the arena: a helper imported under the name of the arena's own ``run``)."""
     import subprocess
     import sys
-    runs = [[command, "--help"] for command in (
-        "snake.arena", "snake.arena.tally", "snake.arena.render", "snake.arena.postmortem",
-        "snake.explain", "snake.perft", "snake.gamelog", "snake.conformance")]
+    root = Path(__file__).resolve().parent.parent
+    commands = sorted(
+        ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__main__")
+        for path in (root / "snake").rglob("*.py")
+        if 'if __name__ == "__main__":' in path.read_text())
+    assert {"snake.arena", "snake.arena.tally", "snake.arena.postmortem"} <= set(commands)
+    runs = [[command, "--help"] for command in commands]
     runs.append(["snake.arena", "random", "random", "-g", "1", "--size", "7", "-p", "1", "-q"])
     for argv in runs:
         done = subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True,
-                              timeout=120)
+                              timeout=120, cwd=root)
         assert done.returncode == 0, (argv, done.stderr[-2000:])
         assert done.stdout.startswith("usage: ") if argv[-1] == "--help" else "games: 1" in done.stdout, argv

@@ -3,19 +3,28 @@
 The tally says how a snake died (the cause by the rules, and whether it was trapped: no
 move of its own lived through the others' moves); with four snakes most deaths are traps,
 so what lost the game was played some moves earlier. For each game record in which the
-record's ``you`` (the arena's first player) died, this replays the death through the rules
-(:func:`snake.arena.tally.how_it_died`: the cause, the snake that eliminated it) and
-searches again the positions of its last ``--moves`` moves with a search strategy
-(default ``search``; stopped at ``--nodes`` nodes a move, so the view does not depend on
-the machine, as the arena screens play; the request's timeout still applies). Each row:
-the turn, the search's score (a proven loss or win said so), its depth, the opponents it
-searched and how, those it played cheaply (:mod:`snake.search.state`), and whether the
-snake that killed it was among the searched ones.
+record's ``you`` (the arena's first player) lost by dying, this replays the death through
+the rules (:func:`snake.arena.tally.how_it_died`: the cause, the snake that eliminated it)
+and searches again the positions of its last ``--moves`` moves with a search strategy
+(default ``search``), stopped at ``--nodes`` nodes a move (10,000, as the arena screens
+play) and given the longest timeout a request may have, so that the view depends on the
+nodes only. Each row: the turn, the search's score, its depth and why it stopped, the
+opponents it searched and how, those it played cheaply (:mod:`snake.search.state`), and
+whether the snake that killed it was among the searched ones.
 
-The summary says how many moves before its death the search first saw each death as
-proven (from that move on every score was a proven loss), and in how many deaths the
-killer was played cheaply on a move when the search did not yet see the loss: deaths a
-search of that opponent might have seen coming.
+A *proven* loss is proven under the search's model of the others: the searched opponents
+all play against you, the cheap ones keep going straight. A *forced* position is one in
+which the search had a single move to play (it does not search those); it is no choice, so
+it neither shows nor hides what the search saw. The summary says, per death:
+
+- its last choice: how many moves before its death the snake last had two moves or more,
+  and whether the search proved the loss there;
+- how early the loss was seen: from how many moves before its death every position with a
+  choice was a proven loss;
+- whether the killer was played cheaply at its last choice not yet proven lost, or at any
+  such choice looked at: deaths a search of that snake might have seen coming.
+
+Draws (the snake fell with the last others) are listed but not counted as deaths.
 
     python -m snake.arena.postmortem runs/screen --strategy "search[replies=best]"
 """
@@ -23,73 +32,97 @@ search of that opponent might have seen coming.
 from __future__ import annotations
 
 import argparse
+import copy
 import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..board import parse_request
-from ..rules import MOVES
 from ..search.result import SearchResult
 from ..search.state import PROVEN
 from ..search.strategy import VARIANTS, make_search_strategy, split_options
 from .replay import ReplayError, read_replay
 from .tally import Death, how_it_died, record_files
 
+#: The longest ``game.timeout`` a request may carry (ms): the re-searches stop on nodes.
+LONGEST_TIMEOUT = 60_000
+#: Search variants that value positions with the network: not offered (no network here).
+_NETWORK_EVALUATORS = ("nnue", "auto")
+
 
 @dataclass(slots=True)
-class Look:
+class PositionView:
     """The search's view of one position before the death."""
 
     turn: int
     moves_before: int            # 1: the position of its last move
     search: SearchResult | None  # None: the strategy answered without a search
-    method: str
-    doomed: bool                 # the move filter found every move certain death
+    method: str                  # how the strategy answered
+    no_safe_move: bool           # the move filter found every move certain death
+
+    @property
+    def forced(self) -> bool:
+        """No choice: no safe move, or a single move the search did not search."""
+        return self.no_safe_move or (self.search is not None and self.search.stopped == "single move")
+
+    @property
+    def proven_lost(self) -> bool:
+        """Lost under the search's model: proven so, or no safe move at all."""
+        return self.no_safe_move or (self.search is not None and self.search.score <= -PROVEN)
 
 
 @dataclass(slots=True)
 class Postmortem:
     """A death and the search's view of the moves before it."""
 
-    record: str
+    file_name: str
     death: Death
+    draw: bool                   # it fell with the last others: a draw, not a loss
     turn: int                    # the turn of its last move
-    looks: list[Look]
-    names: dict[str, str]        # snake id: "A grower", by board order on its last turn
+    views: list[PositionView]    # nearest the death first
+    names: dict[str, str]        # snake id: "A grower", letters by turn 0's board order
+
+    def last_choice(self) -> PositionView | None:
+        """The position nearest its death in which it had a choice."""
+        return next((v for v in self.views if not v.forced), None)
+
+    def moves_seen_lost(self) -> int:
+        """From how many moves before its death every position with a choice was proven
+        lost (0: its last choice was not)."""
+        seen = 0
+        for view in self.views:
+            if view.forced:
+                continue
+            if not view.proven_lost:
+                break
+            seen = view.moves_before
+        return seen
+
+    def open_choices(self) -> list[PositionView]:
+        """The positions with a choice not yet proven lost, nearest the death first."""
+        return [v for v in self.views if not v.forced and not v.proven_lost]
+
+    def killer_cheap(self, last_only: bool) -> bool:
+        """Whether the killer was played cheaply at its last open choice (``last_only``) or
+        at any open choice looked at."""
+        killer = self.death.killer
+        choices = self.open_choices()[:1] if last_only else self.open_choices()
+        return bool(killer) and any(v.search is not None and killer in v.search.cheap
+                                    for v in choices)
 
 
-def lost(look: Look) -> bool:
-    """The position is lost for certain: the search proved it, or no move survives."""
-    return look.doomed or (look.search is not None and look.search.score <= -PROVEN)
-
-
-def score_text(look: Look) -> str:
-    search = look.search
+def score_text(view: PositionView) -> str:
+    search = view.search
+    if view.no_safe_move:
+        return "no safe move"
     if search is None:
-        return "no safe move" if look.doomed else "no search"
+        return "no search"
     if search.score <= -PROVEN:
         return "proven loss"
     if search.score >= PROVEN:
         return "proven win"
     return f"{search.score:+.3f}"
-
-
-def seen_lost(looks: list[Look]) -> int:
-    """For how many moves before the death every score was a proven loss (0: never)."""
-    seen = 0
-    for look in sorted(looks, key=lambda k: k.moves_before):
-        if not lost(look):
-            break
-        seen = look.moves_before
-    return seen
-
-
-def killer_cheap_before_seen(looks: list[Look], death: Death) -> bool:
-    """Whether the killer was played cheaply on a move when the loss was not yet seen."""
-    return bool(death.by) and any(
-        look.search is not None and not lost(look) and death.by in look.search.cheap
-        for look in looks)
 
 
 def look_back(path: Path, strategy, moves: int) -> Postmortem | None:
@@ -99,42 +132,94 @@ def look_back(path: Path, strategy, moves: int) -> Postmortem | None:
     death = how_it_died(replay)
     if death is None:
         return None
-    last = replay.turns[death.index]
-    names = {s["id"]: f"{chr(ord('A') + k)} {s['name']}"
-             for k, s in enumerate(last["board"]["snakes"])}
-    looks = []
-    for back in range(min(moves, death.index + 1)):
-        request = parse_request(replay.turns[death.index - back])
+    names = {s["id"]: f"{chr(ord('A') + k % 26)} {s['name']}"
+             for k, s in enumerate(replay.turns[0]["board"]["snakes"])}
+    draw = bool(replay.result.get("isDraw")) and death.line == len(replay.turns) - 2
+    views = []
+    for back in range(min(moves, death.line + 1)):
+        body = copy.deepcopy(replay.turns[death.line - back])
+        body["game"]["timeout"] = LONGEST_TIMEOUT
+        request = parse_request(body)
         decision = strategy.choose(request, None)
-        doomed = decision.filter is not None and len(decision.filter.removed) == len(MOVES)
-        looks.append(Look(request.state.turn, back + 1, decision.search, decision.method or "",
-                          doomed))
-    return Postmortem(path.name, death, last["turn"], looks, names)
+        no_safe_move = decision.filter is not None and not decision.filter.allowed
+        views.append(PositionView(request.state.turn, back + 1, decision.search,
+                                  decision.method or "", no_safe_move))
+    return Postmortem(path.name, death, draw, replay.turns[death.line]["turn"], views, names)
 
 
 def report(post: Postmortem) -> list[str]:
     death, names = post.death, post.names
-    short = {sid: text.split(" ")[0] for sid, text in names.items()}
-    killer = names.get(death.by, death.by) if death.by else "none (a wall, its own body, hunger)"
-    lines = [f"{post.record}: died on its move from turn {post.turn} "
-             f"({death.cause or 'cause unknown'}, by {killer}"
-             f"{'; trapped' if death.trapped else ''}), {len(names)} snakes alive: "
+    letter = {sid: text.split(" ")[0] for sid, text in names.items()}
+    if not death.cause:
+        killer = "?"
+    else:
+        killer = names.get(death.killer, death.killer) if death.killer else "no snake"
+    how = "a draw: it fell with the last others" if post.draw else (
+        f"{death.cause or 'cause unknown'}, by {killer}{'; trapped' if death.trapped else ''}")
+    lines = [f"{post.file_name}: died on its move from turn {post.turn} ({how}); "
              + ", ".join(names.values())]
-    lines.append(f"  {'turn':>5}  {'before':>6}  {'score':>12}  {'depth':>5}  searched (replies)"
-                 f"  cheap  killer")
-    for look in post.looks:
-        search = look.search
+    lines.append(f"  {'turn':>5}  {'before':>6}  {'score':>12}  {'depth':>5}  {'stopped':<11}  "
+                 "searched (replies)  cheap  killer")
+    for view in post.views:
+        search = view.search
         if search is None:
-            lines.append(f"  {look.turn:>5}  {look.moves_before:>6}  {score_text(look):>12}  "
-                         f"{'':>5}  ({look.method})")
+            lines.append(f"  {view.turn:>5}  {view.moves_before:>6}  {score_text(view):>12}  "
+                         f"{'':>5}  ({view.method})")
             continue
-        searched = ", ".join(short.get(s, s) for s in search.opponents) or "none"
-        cheap = ", ".join(short.get(s, s) for s in search.cheap) or "none"
-        role = ("searched" if death.by in search.opponents else
-                "cheap" if death.by in search.cheap else "-") if death.by else "-"
-        lines.append(f"  {look.turn:>5}  {look.moves_before:>6}  {score_text(look):>12}  "
-                     f"{search.depth:>5}  {searched} ({search.replies})  {cheap}  {role}")
+        searched = ", ".join(letter.get(s, s) for s in search.opponents) or "none"
+        cheap = ", ".join(letter.get(s, s) for s in search.cheap) or "none"
+        role = "-"
+        if death.killer:
+            role = ("searched" if death.killer in search.opponents else
+                    "cheap" if death.killer in search.cheap else "-")
+        lines.append(f"  {view.turn:>5}  {view.moves_before:>6}  {score_text(view):>12}  "
+                     f"{search.depth:>5}  {search.stopped:<11}  {searched} ({search.replies})  "
+                     f"{cheap}  {role}")
     return lines
+
+
+def summary(posts: list[Postmortem], moves: int) -> list[str]:
+    """What the deaths (draws left out) have in common."""
+    deaths = [p for p in posts if not p.draw]
+    draws = len(posts) - len(deaths)
+    lines = [f"{len(deaths)} deaths ({sum(p.death.trapped for p in deaths)} trapped)"
+             + (f", {draws} draws not counted" if draws else "")]
+    if not deaths:
+        return lines
+    last = [(p, p.last_choice()) for p in deaths]
+    with_choice = [(p, v) for p, v in last if v is not None]
+    if with_choice:
+        before = [v.moves_before for _, v in with_choice]
+        lines.append(f"  its last choice: median {statistics.median(before):g} moves before its "
+                     f"death; proven lost there in {sum(v.proven_lost for _, v in with_choice)} "
+                     f"of {len(with_choice)}"
+                     + (f" ({len(deaths) - len(with_choice)} had no choice in the {moves} moves "
+                        "looked at)" if len(with_choice) < len(deaths) else ""))
+    seen = [p.moves_seen_lost() for p in deaths]
+    lines.append(f"  seen as lost (proven, every choice from then on) from this many moves "
+                 f"before: median {statistics.median(seen):g}, mean {statistics.mean(seen):.1f}; "
+                 f"not at its last choice in {sum(1 for s in seen if s == 0)}")
+    killed = [p for p in deaths if p.death.killer]
+    last = sum(p.killer_cheap(last_only=True) for p in killed)
+    some = sum(p.killer_cheap(last_only=False) for p in killed)
+    lines.append(f"  killed by another snake: {len(killed)}; that snake played cheaply at its "
+                 f"last choice not yet proven lost in {last}, at some such choice in {some}")
+    return lines
+
+
+def make_strategy(name: str, nodes: int | None):
+    """The search strategy ``name`` (options in brackets), stopped at ``nodes`` (or the
+    ``max_nodes`` in its brackets, or 10,000). ``ValueError`` for anything else."""
+    base, options = split_options(name)
+    if base not in VARIANTS:
+        raise ValueError(f"{base!r} is not a search strategy ({', '.join(VARIANTS)})")
+    if VARIANTS[base].get("evaluator") in _NETWORK_EVALUATORS:
+        raise ValueError(f"{base!r} values positions with the network; the post-mortem "
+                         "searches with board control only")
+    if nodes is not None:
+        options["max_nodes"] = nodes
+    options.setdefault("max_nodes", 10_000)
+    return make_search_strategy(base, overrides=options), options["max_nodes"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,18 +229,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strategy", default="search",
                         help="the search that looks again (a search strategy, options in "
                              "brackets: search[replies=best]); default search")
-    parser.add_argument("--nodes", type=int, default=10_000,
-                        help="nodes a move (10000, as the arena screens)")
+    parser.add_argument("--nodes", type=int, default=None,
+                        help="nodes a move (default: the strategy's max_nodes, else 10000)")
     parser.add_argument("--moves", type=int, default=8,
                         help="positions looked at before each death (8)")
     args = parser.parse_args(argv)
-    if args.nodes < 1 or args.moves < 1:
+    if (args.nodes is not None and args.nodes < 1) or args.moves < 1:
         parser.error("--nodes and --moves must be at least 1")
     try:
-        base, options = split_options(args.strategy)
-        if base not in VARIANTS:
-            raise ValueError(f"{base!r} is not a search strategy ({', '.join(VARIANTS)})")
-        strategy = make_search_strategy(base, overrides={**options, "max_nodes": args.nodes})
+        strategy, nodes = make_strategy(args.strategy, args.nodes)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -163,31 +245,18 @@ def main(argv: list[str] | None = None) -> int:
     if not files:
         print("no game records found", file=sys.stderr)
         return 1
-    deaths = []
+    posts = []
     for path in files:
         try:
-            found = look_back(path, strategy, args.moves)
+            post = look_back(path, strategy, args.moves)
         except (ReplayError, OSError, KeyError, IndexError, ValueError) as exc:
             print(f"skipped {path}: {exc}", file=sys.stderr)
             continue
-        if found is None:
-            continue
-        print("\n".join(report(found)))
-        deaths.append((found.death, found.looks))
-    if not deaths:
-        print("no deaths in these records")
-        return 0
-    seen = [seen_lost(looks) for _, looks in deaths]
-    by_snake = [(d, looks) for d, looks in deaths if d.by]
-    cheap = sum(killer_cheap_before_seen(looks, d) for d, looks in by_snake)
-    never = sum(1 for s in seen if s == 0)
-    print(f"{len(deaths)} deaths ({sum(d.trapped for d, _ in deaths)} trapped), looked at "
-          f"{args.moves} moves back with {args.strategy} at {args.nodes} nodes a move")
-    print(f"  seen as a proven loss from this many moves before: median "
-          f"{statistics.median(seen):g}, mean {statistics.mean(seen):.1f}; never in {never}; "
-          f"all {args.moves} looked at in {sum(1 for s in seen if s == args.moves)}")
-    print(f"  killed by another snake: {len(by_snake)}; its killer played cheaply on a move "
-          f"before the loss was seen: {cheap}")
+        if post is not None:
+            print("\n".join(report(post)))
+            posts.append(post)
+    print(f"looked at {args.moves} moves back with {args.strategy} at {nodes} nodes a move:")
+    print("\n".join(summary(posts, args.moves)))
     return 0
 
 

@@ -85,12 +85,15 @@ class GameSummary:
 
     def to_row(self, player: str) -> dict:
         """The ledger line of this summary (JSON-serialisable; NaN becomes null)."""
-        return {"game": self.game_id, "player": player, "kind": self.kind, "seats": self.seats,
-                "outcome": self.outcome, "turns": self.turns, "starved": self.starved,
-                "death": self.death, "trapped": self.trapped, "place": self.place,
-                "length_at": {str(t): [own, None if other != other else other]
-                              for t, (own, other) in sorted(self.length_at.items())},
-                "tag": self.tag}
+        row = {"game": self.game_id, "player": player, "kind": self.kind, "seats": self.seats,
+               "outcome": self.outcome, "turns": self.turns, "starved": self.starved,
+               "death": self.death, "trapped": self.trapped}
+        if self.place is not None:      # (lines from before places were known have none)
+            row["place"] = self.place
+        row["length_at"] = {str(t): [own, None if other != other else other]
+                            for t, (own, other) in sorted(self.length_at.items())}
+        row["tag"] = self.tag
+        return row
 
     @classmethod
     def from_row(cls, row: dict) -> tuple[str, "GameSummary"]:
@@ -180,9 +183,9 @@ def place_of(replay: Replay, snake_id: str) -> float:
 class Death:
     """How the record's ``you`` died (:func:`how_it_died`)."""
 
-    index: int        # the record line (``replay.turns``) of its last turn alive
+    line: int         # the record line (``replay.turns``) of its last turn alive
     cause: str        # the elimination cause by the rules ("" when the replay cannot tell)
-    by: str           # the id of the snake that eliminated it ("" for none: a wall, hunger)
+    killer: str       # the id of the snake that eliminated it ("": none, or unknown)
     trapped: bool     # none of its moves would have lived through the others' moves
 
 
@@ -226,8 +229,8 @@ def how_it_died(replay: Replay) -> Death | None:
     you = after_state.board.snake(you_id)
     trapped = all(apply_rules(state, {**chosen, you_id: m}).board.snake(you_id).eliminated_cause
                   for m in MOVES)
-    by = you.eliminated_by if you.eliminated_by != you_id else ""
-    return Death(i, you.eliminated_cause or "", by, trapped)
+    killer = you.eliminated_by if you.eliminated_by != you_id else ""
+    return Death(i, you.eliminated_cause or "", killer, trapped)
 
 
 def _died_last(turns: list[dict], name: str) -> bool:
@@ -276,50 +279,70 @@ def game_key(player: str, summary: GameSummary) -> tuple[str, str, str]:
     return (summary.game_id, player, summary.kind)
 
 
-def add_to_ledger(path: Path, summaries: list[tuple[str, GameSummary]], tag: str) -> int:
+def add_to_ledger(path: Path, summaries: list[tuple[str, GameSummary]],
+                  tag: str) -> tuple[int, int]:
     """Append the summaries whose game is not in the ledger yet (:func:`game_key`); returns
-    how many were added. The file is created if needed."""
+    how many were added and how many places were filled in. The file is created if needed. A game already in the ledger
+    without a place gets the place its record gives (the ledger is rewritten then, its
+    lines otherwise unchanged)."""
     known = Games()
-    if path.exists():
-        for row in read_ledger(path):
-            known.admit(*row)
-    added = 0
-    with open(path, "a") as f:
-        for player, summary in summaries:
-            if not known.admit(player, summary):
-                continue
+    rows = read_ledger(path) if path.exists() else []
+    for row in rows:
+        known.admit(*row)
+    placed = [summary.place for _, summary in rows]
+    new: list[tuple[str, GameSummary]] = []
+    for player, summary in summaries:
+        if known.admit(player, summary):
             if tag:
                 summary.tag = tag
+            new.append((player, summary))
+    if known.places_filled:
+        texts = [line for line in path.read_text().splitlines() if line.strip()]
+        temporary = path.with_name(path.name + ".new")
+        with open(temporary, "w") as f:
+            for text, (player, summary), place in zip(texts, rows, placed):
+                if summary.place != place:
+                    text = json.dumps(summary.to_row(player), separators=(",", ":"))
+                f.write(text + "\n")
+        temporary.replace(path)
+    with open(path, "a") as f:
+        for player, summary in new:
             f.write(json.dumps(summary.to_row(player), separators=(",", ":")) + "\n")
-            added += 1
-    return added
+    return len(new), known.places_filled
 
 
 class Games:
     """The games seen so far, so that a game given twice counts once: a summary whose key
     (:func:`game_key`) and content are those of one seen is a duplicate. One key with other
     content is another game (two runs with one ``--seed``: ids come from the seed); it is
-    counted, and said on standard error."""
+    counted, and said on standard error. A duplicate that knows the place of a game seen
+    without one (a ledger line written before the tally knew places, given with the game's
+    record) lends it its place, whichever came first."""
 
     def __init__(self) -> None:
-        self.contents: dict[tuple[str, str, str], set[tuple]] = {}
+        self.seen: dict[tuple[str, str, str], dict[tuple, GameSummary]] = {}
         self.duplicates = 0
         self.clashes = 0
+        self.places_filled = 0
 
     def admit(self, player: str, summary: GameSummary) -> bool:
         """Whether ``summary`` is a game not seen yet (and now seen)."""
         if not summary.game_id:
             return True
         key, content = game_key(player, summary), summary.content()
-        contents = self.contents.setdefault(key, set())
-        if content in contents:
+        seen = self.seen.setdefault(key, {})
+        if content in seen:
             self.duplicates += 1
+            kept = seen[content]
+            if kept.place is None and summary.place is not None:
+                kept.place = summary.place
+                self.places_filled += 1
             return False
-        if contents:
+        if seen:
             self.clashes += 1
             print(f"game {summary.game_id} of {player} appears with another result: counted as "
                   "another game (give each piece of a match its own --seed)", file=sys.stderr)
-        contents.add(content)
+        seen[content] = summary
         return True
 
 
@@ -358,11 +381,15 @@ def report(name: str, games: list[GameSummary]) -> list[str]:
     places = [g.place for g in games if g.place is not None and g.snakes > 2]
     if places:
         mean = statistics.mean(places)
-        half = 1.96 * statistics.stdev(places) / len(places) ** 0.5 if len(places) > 1 else 0.0
+        interval = ""
+        if len(places) > 1:
+            half = 1.96 * statistics.stdev(places) / len(places) ** 0.5
+            interval = f" [{mean - half:.2f}, {mean + half:.2f}]"
         snakes = {g.snakes for g in games if g.place is not None and g.snakes > 2}
         even = f"even play {(snakes.pop() + 1) / 2:.2f}" if len(snakes) == 1 else "mixed sizes"
-        lines.append(f"  mean place: {mean:.2f} [{mean - half:.2f}, {mean + half:.2f}] (1 is first, "
-                     f"{even}; {len(places)} games with a place)")
+        counted = "1 game" if len(places) == 1 else f"{len(places)} games"
+        lines.append(f"  mean place: {mean:.2f}{interval} (1 is first, {even}; {counted} "
+                     "with a place)")
     for turn in LENGTH_TURNS:
         pairs = [g.length_at[turn] for g in games if turn in g.length_at]
         if pairs:
@@ -419,11 +446,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{seen.duplicates} games given twice counted once", file=sys.stderr)
     if args.ledger is not None:
         try:
-            added = add_to_ledger(args.ledger, recorded, args.tag)
+            added, filled = add_to_ledger(args.ledger, recorded, args.tag)
         except (ValueError, OSError) as exc:
             print(f"cannot add to the ledger: {exc}", file=sys.stderr)
             return 1
-        print(f"{added} games added to {args.ledger}", file=sys.stderr)
+        print(f"{added} games added to {args.ledger}"
+              + (f"; {filled} places filled in" if filled else ""), file=sys.stderr)
     by_kind: dict[str, list[GameSummary]] = defaultdict(list)
     names: set[str] = set()
     for name, summary in summaries:
