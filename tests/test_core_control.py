@@ -231,7 +231,45 @@ def test_styles_weigh_the_terms_and_the_default_is_the_reference():
     # A is longer (5 against 3): the grower's length weight raises its value
     assert values["grower"] > values["default"]
     assert values["space"] != values["default"]
-    assert set(STYLES) == {"default", "grower", "hunter", "space", "forager"}
+    assert set(STYLES) == {"default", "grower", "hunter", "space", "forager", "roomy"}
+
+
+def test_the_roomy_style_feels_a_squeeze_before_it_has_less_room_than_body():
+    """A (6 long) at the top, with B nearer to most of the board, owns 7 squares: more than
+    its length, so the default sees no squeeze; the roomy style wants twice its length and
+    takes off 0.4 x (1 - 7/12). With room enough, both value it the same."""
+    from snake.core.control import control_value
+    from snake.diagram import from_ascii
+    from snake.search.evaluate import board_control
+
+    def values(drawing):
+        state = from_ascii(drawing).state
+        packed = core.encode(state)
+        return board_control(state)["A"][0], {
+            style: control_value(packed.g, packed.s, 0, workspace(packed.g, style))
+            for style in ("default", "roomy")}
+    squares, walled = values("""
+        A a a a a . .
+        . . . . a . .
+        . . . B b b .
+        . . . . . b .
+        . . . . . b .
+        . . . . . b .
+        . . . . . . .
+    """)
+    assert squares == 7
+    assert abs(walled["roomy"] - (walled["default"] - 0.4 * (1 - 7 / 12))) < 1e-9
+    squares, free = values("""
+        . . . . . . .
+        . A a a . . .
+        . . . a a . .
+        . . . . . . .
+        . . . . . . B
+        . . . . . . b
+        . . . . . . b
+    """)
+    assert squares >= 2 * 5
+    assert free["roomy"] == free["default"]
 
 
 @pytest.mark.parametrize("ruleset", ["standard", "wrapped"])

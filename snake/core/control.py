@@ -63,7 +63,7 @@ _FRONT, _NEW, _OWN, _SNAKE_SETS = range(4)
 _QUARTERS, _FOOD_D, _ORDER, _LO, _HI, _NUMBERS = range(6)
 # The value's weights (a style), after the per-snake numbers, in millionths.
 (_W_CONTROL, _W_LENGTH, _W_CRAMPED, _W_FOOD, _FOOD_HEALTH, _W_HUNT, _W_STRAY, _FOOD_MARGIN,
- _STYLE_FIELDS) = range(9)
+ _ROOM, _STYLE_FIELDS) = range(10)
 _MILLION = 1_000_000.0
 
 #: Styles of play: the weights of the value's terms (module docstring of
@@ -78,13 +78,17 @@ _MILLION = 1_000_000.0
 #: before it reaches its food" (-0.5) is a cliff seen only a few moves before it is too
 #: late; with a margin M the penalty starts when health is below the food's distance + M
 #: and grows to -0.5 as the margin is used up, so a hungry snake closes in while it can
-#: (the distance is the stray food's when it owns none and the stray weight is set).
+#: (the distance is the stray food's when it owns none and the stray weight is set); and the
+#: room it wants, R: "cramped" is owning fewer squares than R x its length (the default's
+#: R = 1 notices a squeeze only once it has less room than body; with four snakes most
+#: deaths are traps proven several moves before them, so a roomier snake feels it earlier).
 STYLES: dict[str, tuple[float, ...]] = {
-    "default": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0, 0.0, 0.0),
-    "grower": (0.5, 0.6, 0.4, 0.15, 101.0, 0.0, 0.0, 0.0),
-    "hunter": (0.5, 0.35, 0.4, 0.1, 50.0, 0.4, 0.0, 0.0),
-    "space": (1.0, 0.1, 0.4, 0.1, 50.0, 0.0, 0.0, 0.0),
-    "forager": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0, 0.1, 15.0),
+    "default": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0, 0.0, 0.0, 1.0),
+    "grower": (0.5, 0.6, 0.4, 0.15, 101.0, 0.0, 0.0, 0.0, 1.0),
+    "hunter": (0.5, 0.35, 0.4, 0.1, 50.0, 0.4, 0.0, 0.0, 1.0),
+    "space": (1.0, 0.1, 0.4, 0.1, 50.0, 0.0, 0.0, 0.0, 1.0),
+    "forager": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0, 0.1, 15.0, 1.0),
+    "roomy": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0, 0.0, 0.0, 2.0),
 }
 
 _ONE, _ZERO, _63 = np.uint64(1), np.uint64(0), np.uint64(63)
@@ -409,8 +413,9 @@ def _value(g, s, i, work):
     v = work[style + _W_CONTROL] / _MILLION * (squares - most / 4.0) / (g[G_WIDTH] * g[G_HEIGHT])
     if others:
         v += work[style + _W_LENGTH] / _MILLION * math.tanh((length - longest) / 3.0)
-    if squares < length:
-        v -= work[style + _W_CRAMPED] / _MILLION * (1.0 - squares / length)
+    room = work[style + _ROOM] / _MILLION * length
+    if squares < room:
+        v -= work[style + _W_CRAMPED] / _MILLION * (1.0 - squares / room)
     hunt = work[style + _W_HUNT]
     if hunt > 0:
         # A hunter: how cramped the most cramped shorter opponent is.
