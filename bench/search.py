@@ -6,7 +6,9 @@
 Positions: a few turns into seeded games on 11x11 standard, 1v1 and 4 snakes, every snake
 played by a quick search (so the positions are ones a game really reaches). For each
 position, engine (compiled, Python) and evaluator (board control;
-with 4 snakes also board control with three opponents searched by best replies, ``best``;
+with 4 snakes ``voronoi`` searches joint replies of the two nearest opponents within six
+moves, as ``search-joint`` does, and ``best`` the three nearest by best replies, as the
+default ``search`` does since 2026-11-24; in 1v1 the two are one search;
 with ``--network`` also the NNUE: a random network, 512x512 as shipped or ``--hidden``'s
 sizes, as no trained one is needed for speed, or the file ``--weights``; the compiled search
 also with board control and the network half and half, as ``search-blend``), one search of ``--ms`` milliseconds (wall clock: the machine may be
@@ -177,8 +179,9 @@ def main(argv: list[str] | None = None) -> None:
                                   + ([("compiled", "best")] if n_snakes > 2 else [])
                                   + ([("compiled", "nnue"), ("compiled", "blend"),
                                       ("python", "nnue")] if network else [])):
-            # "best": board control, three opponents searched by best replies.
-            extra = dict(replies="best", max_opponents=3) if evaluator == "best" else {}
+            # "best": board control, the three nearest opponents searched by best replies
+            # (the default's four-snake search)
+            extra = dict(replies="best", max_opponents=3, reach=None) if evaluator == "best" else {}
             strategy = SearchStrategy(network,
                                       evaluator={"blend": "nnue", "best": "voronoi"}.get(evaluator, evaluator),
                                       think_ms=args.ms, engine=engine, max_concurrent=None,

@@ -122,5 +122,12 @@ def test_it_says_which_opponents_were_searched_and_how(tmp_path):
     assert code == 0
     assert "  opponents searched (best replies: one at a time): C, B; played cheaply: D" in text \
         or "  opponents searched (best replies: one at a time): B, C; played cheaply: D" in text
-    code, text = run([str(path), "--strategy", "search[reach=3,max_nodes=2000]", "--no-network"])
+    code, text = run([str(path), "--strategy", "search-joint[reach=3,max_nodes=2000]",
+                      "--no-network"])
     assert "  opponents searched: " in text and "best replies" not in text
+    # the default searches the three nearest, however far, by best replies
+    code, text = run([str(path), "--strategy", "search[max_nodes=2000]", "--no-network"])
+    prefix = "  opponents searched (best replies: one at a time): "
+    searched = text[text.index(prefix) + len(prefix):].split("\n")[0]
+    assert sorted(searched.split("; ")[0].split(", ")) == ["B", "C", "D"]
+    assert searched.endswith("played cheaply: none")

@@ -264,6 +264,30 @@ def test_a_node_limit_from_the_environment_makes_arena_searches_reproducible(mon
             make_search_strategy("search")
 
 
+@pytest.mark.parametrize("seed", [5, 6, 7])
+def test_the_default_searches_a_duel_as_search_joint_does(seed):
+    """The default searches three snakes or more by best replies of the three nearest
+    (search-joint: joint replies of the two nearest within six moves); with one opponent
+    the two are the same search, node for node: same move, score, depth, nodes and line."""
+    request = game_position(2, seed=seed)
+    results = []
+    for name in ("search", "search-joint"):
+        strategy = make_search_strategy(name, overrides={"max_nodes": 3000})
+        strategy.think_ms = 60_000
+        results.append(strategy.search(request))
+    default, joint = results
+    assert default.replies == joint.replies == "joint"
+    assert (default.move, default.score, default.depth, default.nodes, default.pv) == \
+        (joint.move, joint.score, joint.depth, joint.nodes, joint.pv)
+    # with four snakes they differ: who is searched, and how
+    request = game_position(4, seed=seed)
+    default = make_search_strategy("search", overrides={"max_nodes": 500}).search(request)
+    joint = make_search_strategy("search-joint", overrides={"max_nodes": 500}).search(request)
+    assert default.replies == "best" and joint.replies == "joint"
+    assert len(default.opponents) == 3 and not default.cheap
+    assert len(joint.opponents) <= 2 and joint.cheap
+
+
 def test_options_in_a_strategy_name_override_the_variant():
     from snake.strategies import get_strategy
     strategy = get_strategy("search[max_opponents=3, reach=9, last_chance=off]")

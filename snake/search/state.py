@@ -9,7 +9,8 @@ exact terminal values. All game dynamics come from the one rules engine (:mod:`s
   rule: the engine still decides every outcome.
 - **Which snakes are searched** (:func:`plan_snakes`): ``you``, plus the nearest opponent
   and any other opponent whose head is within ``reach`` steps of ``you``'s head (Manhattan,
-  wrapped when the board wraps), at most ``max_opponents`` of them, nearest first.
+  wrapped when the board wraps; ``reach=None``: every opponent), at most ``max_opponents``
+  of them, nearest first.
   Every other snake (far opponents and squadmates) is played *cheaply*: one move per node
   from :func:`cheap_move` (keep going straight if that is a candidate, else the first
   candidate), so it costs no branching but still moves, grows and dies by the rules.
@@ -60,7 +61,7 @@ def head_distance(state: GameState, a: Point, b: Point) -> int:
 
 
 def plan_snakes(state: GameState, you_id: str, *, max_opponents: int = 2,
-                reach: int = 6) -> SnakePlan:
+                reach: int | None = 6) -> SnakePlan:
     """Choose the searched opponents (see the module docstring)."""
     you = state.board.snake(you_id)
     if you is None:
@@ -69,7 +70,8 @@ def plan_snakes(state: GameState, you_id: str, *, max_opponents: int = 2,
     opponents = [s for s in others if not you.is_squadmate(s)]
     ranked = sorted(opponents, key=lambda s: head_distance(state, you.head, s.head))
     searched = [s.id for i, s in enumerate(ranked)
-                if i < max_opponents and (i == 0 or head_distance(state, you.head, s.head) <= reach)]
+                if i < max_opponents and (i == 0 or reach is None
+                                          or head_distance(state, you.head, s.head) <= reach)]
     cheap = tuple(s.id for s in others if s.id not in searched)
     return SnakePlan(you_id, tuple(searched), cheap)
 

@@ -73,7 +73,8 @@ class SearchStrategy:
     ``auto`` (``nnue`` when a network is given). ``margin_ms``: subtracted from
     ``game.timeout``; ``think_ms`` overrides the thinking time altogether (``None``: from the
     timeout). ``max_nodes``: a node limit (reproducible searches). ``max_opponents`` /
-    ``reach``: which opponents are searched (:func:`snake.search.state.plan_snakes`).
+    ``reach``: which opponents are searched (:func:`snake.search.state.plan_snakes`;
+    ``reach=None``: the nearest ``max_opponents``, however far).
     ``max_concurrent``: searches this strategy runs at once (per process); a move that
     arrives while that many are running is answered by the seed step without searching,
     on time rather than late (``None``: no limit). ``engine``: ``python`` or ``compiled``
@@ -91,7 +92,7 @@ class SearchStrategy:
                  algorithm: str = "alphabeta", evaluator: str = "voronoi",
                  margin_ms: float = DEFAULT_MARGIN_MS, think_ms: float | None = None,
                  max_nodes: int | None = None, max_depth: int = MAX_DEPTH,
-                 max_opponents: int | None = None, reach: int = DEFAULT_REACH,
+                 max_opponents: int | None = None, reach: int | None = DEFAULT_REACH,
                  max_concurrent: int | None = DEFAULT_MAX_CONCURRENT, engine: str = "python",
                  table_mb: float = DEFAULT_TABLE_MB, network_weight: float = 1.0,
                  style: str = "default", exact_root: bool = False,
@@ -246,9 +247,17 @@ class SearchStrategy:
 #: ``search-py`` is the readable Python search the compiled one replaced, kept to compare.
 VARIANTS: dict[str, dict[str, Any]] = {
     # the default; when every move can be killed this turn it plays the one that survives
-    # the most replies (snake.search.last_chance)
+    # the most replies (snake.search.last_chance). With three snakes or more it searches
+    # the three nearest opponents, however far, by best replies (one at a time): in the
+    # four-snake screens (docs/arena.md) it placed better than joint replies of the two
+    # nearest within six moves, which is search-joint; with one opponent both are the same
+    # search, node for node
     "search": {"algorithm": "alphabeta", "evaluator": "voronoi", "engine": "compiled",
-               "max_concurrent": None, "last_chance": True},
+               "max_concurrent": None, "last_chance": True, "replies": "best",
+               "max_opponents": 3, "reach": None},
+    # the default until 2026-11-24: joint replies of the two nearest opponents within six
+    # moves, the others played cheaply (issue 14 measures the default against it)
+    "search-joint": {"engine": "compiled", "max_concurrent": None, "last_chance": True},
     "search-py": {"algorithm": "alphabeta", "evaluator": "voronoi"},
     "search-nnue": {"algorithm": "alphabeta", "evaluator": "auto"},
     # the compiled search valuing leaves by the network (alone, or half and half with
