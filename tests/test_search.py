@@ -277,8 +277,11 @@ def test_the_default_searches_a_duel_as_search_joint_does(seed):
         results.append(strategy.search(request))
     default, joint = results
     assert default.replies == joint.replies == "joint"
-    assert (default.move, default.score, default.depth, default.nodes, default.pv) == \
-        (joint.move, joint.score, joint.depth, joint.nodes, joint.pv)
+    assert (default.move, default.score, default.depth, default.nodes, default.pv,
+            default.scores) == (joint.move, joint.score, joint.depth, joint.nodes, joint.pv,
+                                joint.scores)
+    # every iteration alike: its depth, best move, score and nodes so far (not its time)
+    assert [i[:4] for i in default.iterations] == [i[:4] for i in joint.iterations]
     # with four snakes they differ: who is searched, and how
     request = game_position(4, seed=seed)
     default = make_search_strategy("search", overrides={"max_nodes": 500}).search(request)
@@ -292,6 +295,7 @@ def test_options_in_a_strategy_name_override_the_variant():
     from snake.strategies import get_strategy
     strategy = get_strategy("search[max_opponents=3, reach=9, last_chance=off]")
     assert (strategy.max_opponents, strategy.reach, strategy.last_chance) == (3, 9, False)
+    assert get_strategy("search-joint[reach=none]").reach is None     # no distance limit
     assert strategy.engine == "compiled"
     assert get_strategy("grower[max_opponents=1]").style == "grower"
     assert get_strategy("search").last_chance is True

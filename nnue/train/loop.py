@@ -4,7 +4,8 @@
         [--hidden 128 32] [--epochs 10] [--network-weight 0.5] [--gate-games 400]
         [--gate-piece 20] [--sprt 0,30] [--gate-timeout 500] [--workers 2] [--ray ADDRESS]
 
-Generation 0 is the default search (board control). For generation ``g = 1, 2, ...``:
+Generation 0 is the compiled search with board control (self-play's tree: joint replies
+of the two nearest opponents, as ``search-joint``; in duels the default's own). For generation ``g = 1, 2, ...``:
 
 1. **play**: the current best generation plays ``--games`` self-play games
    (:mod:`nnue.train.selfplay`: ``--nodes`` per move, every move scored; generation 0 with

@@ -26,7 +26,7 @@ it neither shows nor hides what the search saw. The summary says, per death:
 
 Draws (the snake fell with the last others) are listed but not counted as deaths.
 
-    python -m snake.arena.postmortem runs/screen --strategy "search[replies=best]"
+    python -m snake.arena.postmortem runs/screen --strategy search-joint
 """
 
 from __future__ import annotations
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("paths", nargs="+", metavar="DIR_OR_FILE", help="game records")
     parser.add_argument("--strategy", default="search",
                         help="the search that looks again (a search strategy, options in "
-                             "brackets: search[replies=best]); default search")
+                             "brackets: search-joint[max_opponents=3]); default search")
     parser.add_argument("--nodes", type=int, default=None,
                         help="nodes a move (default: the strategy's max_nodes, else 10000)")
     parser.add_argument("--moves", type=int, default=8,

@@ -261,13 +261,15 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "search-py": {"algorithm": "alphabeta", "evaluator": "voronoi"},
     "search-nnue": {"algorithm": "alphabeta", "evaluator": "auto"},
     # the compiled search valuing leaves by the network (alone, or half and half with
-    # board control); the default uses it only once it wins (issue 12)
+    # board control), with search-joint's tree (joint replies of two: the loop's gate is
+    # played in duels, where the trees are one); the default uses it only once it wins
+    # (issue 12)
     "search-net": {"algorithm": "alphabeta", "evaluator": "auto", "engine": "compiled",
                    "max_concurrent": None, "network_weight": 1.0},
     "search-blend": {"algorithm": "alphabeta", "evaluator": "auto", "engine": "compiled",
                      "max_concurrent": None, "network_weight": 0.5},
     # less paranoid with 3+ snakes: branch only on the nearest opponent, the others on their
-    # cheap move (issue 14 measures it against ``search``)
+    # cheap move (issue 14 measured it against the joint default)
     "search-nearest": {"engine": "compiled", "max_concurrent": None, "max_opponents": 1,
                        "last_chance": True},
     # opponents for the arena, each the compiled search with board control weighted to play
@@ -278,7 +280,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
               "last_chance": True},
     "space-taker": {"engine": "compiled", "max_concurrent": None, "style": "space",
                    "last_chance": True},
-    # the default, pulled towards the nearest food when hungry and owning none (issue 14:
+    # search-joint pulled towards the nearest food when hungry and owning none (issue 14:
     # a default snake starved with food on the board in 5 of 40 four-snake deaths)
     "search-forager": {"engine": "compiled", "max_concurrent": None, "style": "forager",
                       "last_chance": True},
@@ -312,7 +314,9 @@ def split_options(name: str) -> tuple[str, dict[str, Any]]:
                              f"among {', '.join(OPTION_TYPES)}")
         kind = OPTION_TYPES[key]
         try:
-            if kind is bool:
+            if key == "reach" and text.lower() == "none":
+                options[key] = None         # no distance limit (the default's)
+            elif kind is bool:
                 if text.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
                     raise ValueError
                 options[key] = text.lower() in ("1", "true", "yes", "on")
@@ -320,7 +324,7 @@ def split_options(name: str) -> tuple[str, dict[str, Any]]:
                 options[key] = kind(text)
         except ValueError:
             raise ValueError(f"strategy {name!r}: {key}={text!r} is not "
-                             f"{'a yes/no' if kind is bool else 'an integer' if kind is int else 'a number' if kind is float else 'a name'}") from None
+                             f"{'a yes/no' if kind is bool else 'an integer or none' if key == 'reach' else 'an integer' if kind is int else 'a number' if kind is float else 'a name'}") from None
     return base.strip(), options
 
 
