@@ -43,7 +43,7 @@ from ..search.result import SearchResult
 from ..search.state import PROVEN
 from ..search.strategy import VARIANTS, make_search_strategy, split_options
 from .replay import ReplayError, read_replay
-from .tally import Death, how_it_died, record_files
+from .tally import Death, how_it_died, outcome_of, record_files
 
 #: The longest ``game.timeout`` a request may carry (ms): the re-searches stop on nodes.
 LONGEST_TIMEOUT = 60_000
@@ -134,7 +134,7 @@ def look_back(path: Path, strategy, moves: int) -> Postmortem | None:
         return None
     names = {s["id"]: f"{chr(ord('A') + k % 26)} {s['name']}"
              for k, s in enumerate(replay.turns[0]["board"]["snakes"])}
-    draw = bool(replay.result.get("isDraw")) and death.line == len(replay.turns) - 2
+    draw = outcome_of(replay, replay.turns[0]["you"]["name"]) == "draw"
     views = []
     for back in range(min(moves, death.line + 1)):
         body = copy.deepcopy(replay.turns[death.line - back])

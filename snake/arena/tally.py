@@ -138,14 +138,8 @@ def summarise(path: Path, player: str | None) -> tuple[str, GameSummary]:
                                        statistics.mean(others) if others else float("nan"))
     if not any(s["name"] == name for s in board["snakes"]):
         raise ReplayError(f"{path}: no snake named {name!r}")
-    result = replay.result
     alive_at_end = any(s["name"] == name for s in replay.turns[-1]["board"]["snakes"])
-    if result["winnerName"] == name and not result["isDraw"]:
-        outcome = "win"
-    elif result["isDraw"] and (alive_at_end or _died_last(replay.turns, name)):
-        outcome = "draw"
-    else:
-        outcome = "loss"
+    outcome = outcome_of(replay, name)
     starved = (not alive_at_end and outcome == "loss" and last_alive is not None
                and last_alive["health"] == 1)
     mine = [s["id"] for s in board["snakes"] if s["name"] == name]
@@ -231,6 +225,19 @@ def how_it_died(replay: Replay) -> Death | None:
                   for m in MOVES)
     killer = you.eliminated_by if you.eliminated_by != you_id else ""
     return Death(i, you.eliminated_cause or "", killer, trapped)
+
+
+def outcome_of(replay: Replay, name: str) -> str:
+    """``"win"``, ``"draw"`` or ``"loss"`` for the player ``name``: a win is being the
+    winner; a draw is ``isDraw`` with it among the last (alive on the last recorded turn,
+    or falling on it with the others)."""
+    result = replay.result
+    if result["winnerName"] == name and not result["isDraw"]:
+        return "win"
+    alive_at_end = any(s["name"] == name for s in replay.turns[-1]["board"]["snakes"])
+    if result["isDraw"] and (alive_at_end or _died_last(replay.turns, name)):
+        return "draw"
+    return "loss"
 
 
 def _died_last(turns: list[dict], name: str) -> bool:
