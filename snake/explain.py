@@ -16,6 +16,7 @@ import sys
 from typing import Any, TextIO
 
 from .board import MoveRequest, RequestError, parse_request
+from .core.control import food_health
 from .decision import Decision
 from .diagram import to_ascii
 from .rules import MOVES, distance, next_square
@@ -115,7 +116,8 @@ def _explain_food(request: MoveRequest, decision: Decision, letters: dict[str, s
     others = [s for s in board.living_snakes if s.id != you.id and not you.is_squadmate(s)]
     for food in sorted(board.food, key=lambda f: far(you.head, f)):
         mine = far(you.head, food)
-        rivals = sorted((far(s.head, food), -s.length, s) for s in others)
+        rivals = sorted(((far(s.head, food), -s.length, s) for s in others),
+                        key=lambda rival: rival[:2])
         if not rivals or rivals[0][0] > mine:
             who = "nearest to you"
         else:
@@ -131,9 +133,12 @@ def _explain_food(request: MoveRequest, decision: Decision, letters: dict[str, s
                      "snake, or contested by one as long)")
     else:
         reach = "within reach" if you.health >= nearest else f"out of reach (health {you.health})"
+        style = decision.search.style if decision.search is not None else "default"
+        below = food_health(style)
+        counts = ("at any health" if below > 100
+                  else f"only below health {below:g} (health {you.health})")
         lines.append(f"  board control: the nearest food you control is {nearest} moves away, "
-                     f"{reach}; the default value counts food distance only below health 50 "
-                     f"(health {you.health})")
+                     f"{reach}; the value ({style} weights) counts food distance {counts}")
     nearest_food = min(board.food, key=lambda f: far(you.head, f))
     after = next_square(state, you.head, decision.move)
     closer = far(after, nearest_food) < far(you.head, nearest_food)

@@ -131,3 +131,31 @@ def test_it_says_which_opponents_were_searched_and_how(tmp_path):
     searched = text[text.index(prefix) + len(prefix):].split("\n")[0]
     assert sorted(searched.split("; ")[0].split(", ")) == ["B", "C", "D"]
     assert searched.endswith("played cheaply: none")
+
+
+def test_it_says_by_which_weights_food_counts(tmp_path):
+    """Food A owns is valued by the search's weights: with three snakes or more a
+    ``multi_style`` applies (the grower counts food distance at any health), in a duel or
+    without one the default's (only below health 50)."""
+    game = from_ascii("""
+    . . . . . . .
+    . C c c . . .
+    . . . . . . .
+    * . A a a . .
+    . . . . . . .
+    . B b b . . .
+    . . . . . D d
+    """, health={"A": 80})
+    path = tmp_path / "four.json"
+    path.write_text(json.dumps(state_to_request(game.state, "A")))
+    code, text = run([str(path), "--strategy", "search[multi_style=grower,max_nodes=2000]",
+                      "--no-network"])
+    assert code == 0
+    assert "with voronoi (grower) evaluation" in text
+    assert "the nearest food you control is 2 moves away, within reach; the value (grower " \
+        "weights) counts food distance at any health" in text
+    code, text = run([str(path), "--strategy", "search[multi_style=none,max_nodes=2000]",
+                      "--no-network"])
+    assert "with voronoi evaluation" in text
+    assert "the value (default weights) counts food distance only below health 50 " \
+        "(health 80)" in text

@@ -291,11 +291,33 @@ def test_the_default_searches_a_duel_as_search_joint_does(seed):
     assert len(joint.opponents) <= 2 and joint.cheap
 
 
+@pytest.mark.parametrize("seed", (3, 8))
+def test_a_multi_style_weighs_board_control_only_while_three_snakes_or_more_live(seed):
+    """``multi_style`` is the style of three snakes or more: a four-snake position is valued
+    with its weights, a duel (a four-snake game come down to two) as without it, node for
+    node."""
+    def searched(multi_style: str | None, snakes: int):
+        strategy = make_search_strategy(
+            "search", overrides={"max_nodes": 2000, "multi_style": multi_style})
+        strategy.think_ms = 60_000
+        return strategy.search(game_position(snakes, seed=seed))
+    assert searched("grower", 4).evaluator == "voronoi (grower)"
+    assert searched(None, 4).evaluator == "voronoi"
+    duel, plain = searched("grower", 2), searched(None, 2)
+    assert duel.evaluator == plain.evaluator == "voronoi"
+    assert (duel.move, duel.score, duel.nodes, duel.pv, duel.scores) == (
+        plain.move, plain.score, plain.nodes, plain.pv, plain.scores)
+    with pytest.raises(ValueError, match="style 'eager'"):
+        make_search_strategy("search", overrides={"multi_style": "eager"})
+
+
 def test_options_in_a_strategy_name_override_the_variant():
     from snake.strategies import get_strategy
     strategy = get_strategy("search[max_opponents=3, reach=9, last_chance=off]")
     assert (strategy.max_opponents, strategy.reach, strategy.last_chance) == (3, 9, False)
     assert get_strategy("search-joint[reach=none]").reach is None     # no distance limit
+    assert get_strategy("search[multi_style=grower]").multi_style == "grower"
+    assert get_strategy("search[multi_style=none]").multi_style is None
     assert strategy.engine == "compiled"
     assert get_strategy("grower[max_opponents=1]").style == "grower"
     assert get_strategy("search").last_chance is True

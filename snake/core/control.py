@@ -94,6 +94,12 @@ STYLES: dict[str, tuple[float, ...]] = {
 _ONE, _ZERO, _63 = np.uint64(1), np.uint64(0), np.uint64(63)
 
 
+def food_health(style: str) -> float:
+    """The health below which ``style`` counts the distance to the food it owns (above
+    100: at any health)."""
+    return STYLES[style][_FOOD_HEALTH]
+
+
 @intrinsic
 def _popcount(typingctx, x):
     """The set bits of a ``uint64`` (the processor's instruction)."""

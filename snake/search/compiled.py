@@ -119,6 +119,7 @@ class CompiledAlphaBeta:
         result.opponents = plan.opponents
         result.cheap = plan.cheap
         result.replies = self.replies
+        result.style = self.style
         result.engine = "compiled"
         return result
 

@@ -18,7 +18,9 @@ class SearchResult:
     request's arrival to the answer (set by the strategy). ``iterations``: per completed
     iteration (depth, best move, score, nodes so far, ms so far). ``opponents`` / ``cheap``:
     the snakes searched and those played cheaply; ``replies``: how the searched ones answer
-    (``joint``: every combination; ``best``: one at a time). ``note``: why the configured evaluator
+    (``joint``: every combination; ``best``: one at a time). ``style``: board control's
+    weights (:data:`snake.core.control.STYLES`; the Python search has only the default's).
+    ``note``: why the configured evaluator
     could not be used, or that the last chance changed the move. ``engine``: which
     implementation ran."""
 
@@ -37,5 +39,6 @@ class SearchResult:
     opponents: tuple[str, ...] = ()
     cheap: tuple[str, ...] = ()
     replies: str = "joint"
+    style: str = "default"
     note: str = ""
     engine: str = "python"     # "python" (snake.search) or "compiled" (snake.core)

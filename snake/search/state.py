@@ -53,6 +53,13 @@ class SnakePlan:
         as joint replies, node for node as before."""
         return "best" if wanted == "best" and len(self.opponents) > 1 else "joint"
 
+    def style(self, style: str, multi_style: str | None) -> str:
+        """Board control's weights for this position (:data:`snake.core.control.STYLES`):
+        ``multi_style``, when given, while three snakes or more are alive, else ``style``;
+        so a four-snake game that comes down to a duel is played out as a duel."""
+        alive = 1 + len(self.opponents) + len(self.cheap)
+        return multi_style if multi_style is not None and alive >= 3 else style
+
 
 def head_distance(state: GameState, a: Point, b: Point) -> int:
     """Moves between two squares on ``state``'s board (:func:`snake.rules.distance`)."""

@@ -86,7 +86,9 @@ class SearchStrategy:
     an exact score, not only the best (compiled engine; self-play's training targets).
     ``last_chance``: when the search proves that every move can be killed this turn, play
     the move that survives the most replies (:mod:`snake.search.last_chance`).
-    ``replies``: ``joint`` or ``best`` (:data:`REPLIES`)."""
+    ``replies``: ``joint`` or ``best`` (:data:`REPLIES`). ``style``: board control's
+    weights (compiled engine; :data:`snake.core.control.STYLES`); ``multi_style``: the
+    weights while three snakes or more are alive (``None``: ``style`` throughout)."""
 
     def __init__(self, network: Any | None = None, *, name: str = "search",
                  algorithm: str = "alphabeta", evaluator: str = "voronoi",
@@ -96,13 +98,17 @@ class SearchStrategy:
                  max_concurrent: int | None = DEFAULT_MAX_CONCURRENT, engine: str = "python",
                  table_mb: float = DEFAULT_TABLE_MB, network_weight: float = 1.0,
                  style: str = "default", exact_root: bool = False,
-                 last_chance: bool = False, replies: str = "joint") -> None:
+                 last_chance: bool = False, replies: str = "joint",
+                 multi_style: str | None = None) -> None:
         if engine not in ENGINES:
             raise ValueError(f"unknown search engine {engine!r}; choose one of {ENGINES}")
         if not 0.0 <= network_weight <= 1.0:
             raise ValueError("network_weight must be in [0, 1]")
-        if style not in STYLES or (style != "default" and engine != "compiled"):
-            raise ValueError(f"style {style!r}: one of {', '.join(STYLES)}, in the compiled engine")
+        for weights in (style, multi_style):
+            if weights is not None and (weights not in STYLES
+                                        or (weights != "default" and engine != "compiled")):
+                raise ValueError(f"style {weights!r}: one of {', '.join(STYLES)}, "
+                                 "in the compiled engine")
         if replies not in REPLIES:
             raise ValueError(f"replies {replies!r}: one of {', '.join(REPLIES)}")
         if algorithm not in ALGORITHMS:
@@ -131,6 +137,7 @@ class SearchStrategy:
         self.table_mb = float(table_mb)
         self.network_weight = float(network_weight)
         self.style = style
+        self.multi_style = multi_style
         self.exact_root = bool(exact_root)
         self.last_chance = bool(last_chance)
         self.replies = replies
@@ -183,7 +190,8 @@ class SearchStrategy:
             try:
                 found = CompiledAlphaBeta(plan, budget, self.max_depth, self.table_mb, network,
                                           self.network_weight if network is not None else 0.0,
-                                          self.style, self.exact_root,
+                                          plan.style(self.style, self.multi_style),
+                                          self.exact_root,
                                           self.replies).search(state)
                 found.note = note
                 return found
@@ -290,7 +298,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
 #: Options a search strategy's name may set in brackets, ``search[max_opponents=3,reach=8]``
 #: (the arena, ``NUPPEPPOU_STRATEGY``): experiments without a new entry in :data:`VARIANTS`.
 OPTION_TYPES: dict[str, type] = {
-    "max_opponents": int, "reach": int, "style": str, "last_chance": bool,
+    "max_opponents": int, "reach": int, "style": str, "multi_style": str, "last_chance": bool,
     "network_weight": float, "max_nodes": int, "max_depth": int, "table_mb": float,
     "margin_ms": float, "replies": str,
 }
@@ -314,8 +322,8 @@ def split_options(name: str) -> tuple[str, dict[str, Any]]:
                              f"among {', '.join(OPTION_TYPES)}")
         kind = OPTION_TYPES[key]
         try:
-            if key == "reach" and text.lower() == "none":
-                options[key] = None         # no distance limit (the default's)
+            if key in ("reach", "multi_style") and text.lower() == "none":
+                options[key] = None         # no distance limit; one style throughout
             elif kind is bool:
                 if text.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
                     raise ValueError
@@ -357,6 +365,7 @@ def make_search_strategy(name: str = "search", network: Any | None = None,
             options["engine"] = "python"
         if options["engine"] == "python":
             options.pop("max_concurrent")     # the GIL: the Python search's own limit
+            options.pop("multi_style", None)  # it values board control by the reference only
     for variable, option, kind in (("NUPPEPPOU_SEARCH_MARGIN_MS", "margin_ms", float),
                                    ("NUPPEPPOU_SEARCH_MAX_CONCURRENT", "max_concurrent", int),
                                    ("NUPPEPPOU_SEARCH_TABLE_MB", "table_mb", float),
