@@ -260,9 +260,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     # four-snake screens (docs/arena.md) it placed better than joint replies of the two
     # nearest within six moves, which is search-joint; with one opponent both are the same
     # search, node for node
+    # with three snakes or more: the three nearest by best replies, valued by the grower's
+    # weights (length and food count more: issue 14's screens, docs/arena.md)
     "search": {"algorithm": "alphabeta", "evaluator": "voronoi", "engine": "compiled",
                "max_concurrent": None, "last_chance": True, "replies": "best",
-               "max_opponents": 3, "reach": None},
+               "max_opponents": 3, "reach": None, "multi_style": "grower"},
     # the default until 2026-11-24: joint replies of the two nearest opponents within six
     # moves, the others played cheaply (issue 14 measures the default against it)
     "search-joint": {"engine": "compiled", "max_concurrent": None, "last_chance": True},
