@@ -68,7 +68,8 @@ _MILLION = 1_000_000.0
 
 #: Styles of play: the weights of the value's terms (module docstring of
 #: :mod:`snake.search.evaluate` for the default's formula). ``default`` is board control as
-#: the Python evaluator defines it; the others are the arena's opponents (docs/arena.md).
+#: the Python evaluator defines it; the others are the arena's opponents (docs/arena.md),
+#: and ``grower`` is also the default search's weights with three snakes or more.
 #: Fields: board control, length lead, cramped (fewer squares than length), distance to
 #: food, the health below which food distance counts, hunting (how cramped the most
 #: cramped shorter opponent is), stray food (below that health, with no food of its own:
