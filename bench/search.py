@@ -179,9 +179,10 @@ def main(argv: list[str] | None = None) -> None:
                                   + ([("compiled", "best")] if n_snakes > 2 else [])
                                   + ([("compiled", "nnue"), ("compiled", "blend"),
                                       ("python", "nnue")] if network else [])):
-            # "best": board control, the three nearest opponents searched by best replies
-            # (the default's four-snake search)
-            extra = dict(replies="best", max_opponents=3, reach=None) if evaluator == "best" else {}
+            # "best": the default's four-snake search (the three nearest opponents searched
+            # by best replies, board control by the grower's weights)
+            extra = (dict(replies="best", max_opponents=3, reach=None, multi_style="grower")
+                     if evaluator == "best" else {})
             strategy = SearchStrategy(network,
                                       evaluator={"blend": "nnue", "best": "voronoi"}.get(evaluator, evaluator),
                                       think_ms=args.ms, engine=engine, max_concurrent=None,

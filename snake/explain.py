@@ -133,12 +133,14 @@ def _explain_food(request: MoveRequest, decision: Decision, letters: dict[str, s
                      "snake, or contested by one as long)")
     else:
         reach = "within reach" if you.health >= nearest else f"out of reach (health {you.health})"
-        style = decision.search.style if decision.search is not None else "default"
-        below = food_health(style)
-        counts = ("at any health" if below > 100
-                  else f"only below health {below:g} (health {you.health})")
-        lines.append(f"  board control: the nearest food you control is {nearest} moves away, "
-                     f"{reach}; the value ({style} weights) counts food distance {counts}")
+        line = f"  board control: the nearest food you control is {nearest} moves away, {reach}"
+        search = decision.search
+        if search is not None and search.evaluator.startswith("voronoi"):
+            below = food_health(search.style)
+            counts = ("at any health" if below > 100
+                      else f"only below health {below:g} (health {you.health})")
+            line += f"; the value ({search.style} weights) counts food distance {counts}"
+        lines.append(line)
     nearest_food = min(board.food, key=lambda f: far(you.head, f))
     after = next_square(state, you.head, decision.move)
     closer = far(after, nearest_food) < far(you.head, nearest_food)

@@ -303,7 +303,7 @@ def test_a_multi_style_weighs_board_control_only_while_three_snakes_or_more_live
             "search", overrides={"max_nodes": 2000, "multi_style": multi_style})
         strategy.think_ms = 60_000
         return strategy.search(game_position(snakes, seed=seed))
-    assert searched("grower", 4).evaluator == "voronoi (grower)"
+    assert searched("grower", 4).evaluator == searched("grower", 3).evaluator == "voronoi (grower)"
     assert searched(None, 4).evaluator == "voronoi"
     duel, plain = searched("grower", 2), searched(None, 2)
     assert duel.evaluator == plain.evaluator == "voronoi"
@@ -311,6 +311,20 @@ def test_a_multi_style_weighs_board_control_only_while_three_snakes_or_more_live
         plain.move, plain.score, plain.nodes, plain.pv, plain.scores)
     with pytest.raises(ValueError, match="style 'eager'"):
         make_search_strategy("search", overrides={"multi_style": "eager"})
+
+
+@pytest.mark.parametrize("variable, value", (("NUPPEPPOU_SEARCH_ENGINE", "python"),
+                                             ("NUPPEPPOU_SEARCH_EVAL", "auto")))
+def test_the_default_searched_in_python_values_every_position_by_the_reference(
+        monkeypatch, variable, value):
+    """The Python search has only the reference's weights: the default made to search in
+    Python drops its multi_style instead of refusing to start, and says which it used."""
+    monkeypatch.setenv(variable, value)
+    strategy = make_search_strategy("search", overrides={"max_nodes": 300})
+    assert strategy.engine == "python" and strategy.multi_style is None
+    strategy.think_ms = 60_000
+    found = strategy.search(game_position(4, seed=3))
+    assert found.engine == "python" and found.style == "default"
 
 
 def test_options_in_a_strategy_name_override_the_variant():
