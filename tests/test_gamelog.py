@@ -232,7 +232,9 @@ WRITER = textwrap.dedent("""
 
 def _writer(tmp_path, db, prefix, count, linger=0.0):
     bodies, _ = game_bodies(seed=7)
-    body_file = tmp_path / "body.json"
+    # one file per writer: rewriting a shared one while another process starts and reads
+    # it gave that process an empty file (a race of the test, seen under load)
+    body_file = tmp_path / f"body-{prefix.rstrip('-')}.json"
     body_file.write_text(json.dumps(bodies[0]))
     script = WRITER.format(root=str(ROOT), body=str(body_file), db=str(db), count=count,
                            prefix=prefix, linger=linger)
