@@ -23,11 +23,16 @@ DRAWING = """
 """
 
 
-def request_file(tmp_path, **kw):
-    game = from_ascii(DRAWING, stacked={"B": 1}, health={"A": 50}, **kw)
+def drawn_request(tmp_path, drawing, **kw):
+    """A /move request for A in ``drawing`` (:func:`snake.diagram.from_ascii`), as a file."""
+    game = from_ascii(drawing, **kw)
     path = tmp_path / "request.json"
     path.write_text(json.dumps(state_to_request(game.state, "A")))
     return path
+
+
+def request_file(tmp_path, **kw):
+    return drawn_request(tmp_path, DRAWING, stacked={"B": 1}, health={"A": 50}, **kw)
 
 
 def run(argv, stdin=""):
@@ -106,7 +111,7 @@ def test_it_says_why_food_was_or_was_not_taken(tmp_path):
 def test_it_says_which_opponents_were_searched_and_how(tmp_path):
     """Four snakes: with best replies the searched opponents answer one at a time; the
     explanation names them and says so, and the far one played cheaply."""
-    game = from_ascii("""
+    path = drawn_request(tmp_path, """
     . . . . . . .
     . C c c . . .
     . . . . . . .
@@ -115,8 +120,6 @@ def test_it_says_which_opponents_were_searched_and_how(tmp_path):
     . B b b . . .
     . . . . . D d
     """)
-    path = tmp_path / "four.json"
-    path.write_text(json.dumps(state_to_request(game.state, "A")))
     code, text = run([str(path), "--strategy", "search[replies=best,reach=3,max_nodes=2000]",
                       "--no-network"])
     assert code == 0
@@ -137,7 +140,7 @@ def test_it_says_by_which_weights_food_counts(tmp_path):
     """Food A owns is valued by the search's weights: with three snakes or more a
     ``multi_style`` applies (the grower counts food distance at any health), in a duel or
     without one the default's (only below health 50)."""
-    game = from_ascii("""
+    path = drawn_request(tmp_path, """
     . . . . . . .
     . C c c . . .
     . . . . . . .
@@ -146,8 +149,6 @@ def test_it_says_by_which_weights_food_counts(tmp_path):
     . B b b . . .
     . . . . . D d
     """, health={"A": 80})
-    path = tmp_path / "four.json"
-    path.write_text(json.dumps(state_to_request(game.state, "A")))
     code, text = run([str(path), "--strategy", "search[multi_style=grower,max_nodes=2000]",
                       "--no-network"])
     assert code == 0
