@@ -421,6 +421,50 @@ def test_the_tally_says_how_the_snake_died(capsys, tmp_path, move, cause, trappe
     assert f"how it died, by the rules: {cause} 1; trapped (no move of its own lived) in 1 of 1" in out
 
 
+#: B cornered at the top row by A, the longer: B dies whatever it does.
+B_CORNERED = """
+    B b b . . . .
+    a a a A . . .
+    a . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+"""
+
+
+def test_the_tally_compares_lengths_in_wins_and_in_losses(capsys, tmp_path):
+    """Lengths on the last turn on which another snake lived, apart in wins and losses (a
+    player that loses the games in which it is longer is not turning its length into wins):
+    A lost the game in which it was the shorter (3 against 5) and won the other (5 against
+    3). A ledger line keeps it; a line without it (written before) is the same game still."""
+    from snake.arena.tally import main as tally
+    write_record(tmp_path / "game-00001.jsonl", CORNERED, {"A": "up", "B": "down"})
+    write_record(tmp_path / "game-00002.jsonl", B_CORNERED, {"A": "right", "B": "down"},
+                 winner="A")
+    assert tally([str(tmp_path), "--player", "mine"]) == 0
+    from_records = capsys.readouterr().out
+    assert ("length on its last turn with another snake alive: 4.0, the others 4.0; "
+            "in wins 5.0 against 3.0, in losses 3.0 against 5.0 (2 games)") in from_records
+    ledger = tmp_path / "ledger.jsonl"
+    assert tally([str(tmp_path), "--player", "mine", "--ledger", str(ledger)]) == 0
+    capsys.readouterr()
+    assert tally([str(ledger)]) == 0
+    assert capsys.readouterr().out == from_records
+    # a line from before: no last-turn lengths, only turns 50 and 100 (here another turn
+    # is added, as a longer game would have it): the record given again is the same game
+    old = []
+    for line in ledger.read_text().splitlines():
+        row = json.loads(line)
+        del row["length_at_end"]
+        row["length_at"]["300"] = [30, 25.0]
+        old.append(json.dumps(row))
+    (tmp_path / "old.jsonl").write_text("\n".join(old) + "\n")
+    assert tally([str(tmp_path / "old.jsonl"), str(tmp_path), "--player", "mine"]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("mine: 2 games") and "2 games given twice counted once" in out.err
+
+
 def test_tally_without_records_says_so(capsys, tmp_path):
     from snake.arena.tally import main as tally
     assert tally([str(tmp_path)]) == 1

@@ -21,8 +21,9 @@ with it alive on the last recorded turn) and losses, then prints the score with 
 Wilson interval and Elo, as the arena does. In games of more than two snakes a win is a
 first place, and the mean place (:func:`place_of`; 1 is first) is printed with its 95%
 interval: it uses every game's order, not only who won, so it tells players apart in fewer
-games. Also: game length, the player's length at turns 50 and 100 beside the mean of
-the others', how many of its deaths came with health 1 on its last turn (starvation), how
+games. Also: game length, the player's length at turns 50, 100, 200 and 300 and on its last
+turn with another snake alive, beside the mean of the others' (and apart in wins and in
+losses), how many of its deaths came with health 1 on its last turn (starvation), how
 it died (its last turn replayed through :mod:`snake.rules` with the move its frozen body
 shows and the moves the others made: the elimination cause, and whether it was *trapped*,
 no move of its own living through those moves), and per ruleset, board size, number of
@@ -47,7 +48,11 @@ from .replay import Replay, ReplayError, read_replay
 from .stats import Score
 
 #: Turns at which lengths are compared.
-LENGTH_TURNS = (50, 100)
+LENGTH_TURNS = (50, 100, 200, 300)
+#: The turns whose lengths tell a game given twice from another game with its id
+#: (:meth:`GameSummary.content`): those the first ledger lines recorded, so that a record
+#: tallied again still matches the line made from it before later turns were recorded.
+_CONTENT_TURNS = (50, 100)
 
 
 #: Outcomes a summary may hold.
@@ -71,6 +76,8 @@ class GameSummary:
     death: str = ""                # the elimination cause by the rules ("" alive or unknown)
     trapped: bool = False          # no move of its own would have lived through that turn
     place: float | None = None     # its place among the snakes (:func:`place_of`); None: unknown
+    #: (own length, others' mean) on its last turn with another snake alive; None: unknown
+    length_at_end: tuple[int, float] | None = None
 
     @property
     def snakes(self) -> int:
@@ -81,7 +88,7 @@ class GameSummary:
         """What the game's record says, without where it came from: two summaries with
         one key (:func:`game_key`) and one content are the same game given twice."""
         return (self.outcome, self.turns, self.starved, self.seats, self.death, self.trapped,
-                tuple(sorted(self.length_at.items())))
+                tuple(sorted((t, v) for t, v in self.length_at.items() if t in _CONTENT_TURNS)))
 
     def to_row(self, player: str) -> dict:
         """The ledger line of this summary (JSON-serialisable; NaN becomes null)."""
@@ -92,6 +99,8 @@ class GameSummary:
             row["place"] = self.place
         row["length_at"] = {str(t): [own, None if other != other else other]
                             for t, (own, other) in sorted(self.length_at.items())}
+        if self.length_at_end is not None:
+            row["length_at_end"] = list(self.length_at_end)
         row["tag"] = self.tag
         return row
 
@@ -105,12 +114,14 @@ class GameSummary:
                 raise ValueError(f"kind {row['kind']!r} does not say how many snakes played")
             length_at = {int(t): (int(own), float("nan") if other is None else float(other))
                          for t, (own, other) in row.get("length_at", {}).items()}
+            end = row.get("length_at_end")
             return str(row["player"]), cls(str(row["kind"]), row["outcome"], int(row["turns"]),
                                            bool(row["starved"]), length_at,
                                            str(row["game"]), str(row.get("tag", "")),
                                            int(row.get("seats", 1)), str(row.get("death", "")),
                                            bool(row.get("trapped", False)),
-                                           None if row.get("place") is None else float(row["place"]))
+                                           None if row.get("place") is None else float(row["place"]),
+                                           None if end is None else (int(end[0]), float(end[1])))
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a ledger line ({exc!r})") from None
 
@@ -127,13 +138,16 @@ def summarise(path: Path, player: str | None) -> tuple[str, GameSummary]:
             + " ".join(f"{n}" if c == 1 else f"{c}x {n}" for n, c in sorted(others.items())))
     last_alive: dict | None = None
     length_at: dict[int, tuple[int, float]] = {}
+    length_at_end: tuple[int, float] | None = None
     for turn in replay.turns:
         snakes = turn["board"]["snakes"]
         mine = [s for s in snakes if s["name"] == name]
         if mine:
             last_alive = mine[0]
+        others = [s["length"] for s in snakes if s["name"] != name]
+        if mine and others:
+            length_at_end = (mine[0]["length"], statistics.mean(others))
         if turn["turn"] in LENGTH_TURNS and mine:
-            others = [s["length"] for s in snakes if s["name"] != name]
             length_at[turn["turn"]] = (mine[0]["length"],
                                        statistics.mean(others) if others else float("nan"))
     if not any(s["name"] == name for s in board["snakes"]):
@@ -149,7 +163,8 @@ def summarise(path: Path, player: str | None) -> tuple[str, GameSummary]:
                              replay.game.get("id", ""), seats=seats,
                              death=death.cause if death else "",
                              trapped=death.trapped if death else False,
-                             place=place_of(replay, mine[0]) if len(mine) == 1 else None)
+                             place=place_of(replay, mine[0]) if len(mine) == 1 else None,
+                             length_at_end=length_at_end)
 
 
 def place_of(replay: Replay, snake_id: str) -> float:
@@ -398,14 +413,32 @@ def report(name: str, games: list[GameSummary]) -> list[str]:
         lines.append(f"  mean place: {mean:.2f}{interval} (1 is first, {even}; {counted} "
                      "with a place)")
     for turn in LENGTH_TURNS:
-        pairs = [g.length_at[turn] for g in games if turn in g.length_at]
-        if pairs:
-            own = statistics.mean(p[0] for p in pairs)
-            others = [p[1] for p in pairs if p[1] == p[1]]
-            others_text = f"{statistics.mean(others):.1f}" if others else "none alive"
-            lines.append(f"  length at turn {turn}: {own:.1f}, the others {others_text} "
-                         f"({len(pairs)} games with it alive)")
+        with_it = [(g.outcome, g.length_at[turn]) for g in games if turn in g.length_at]
+        if with_it:
+            lines.append(f"  length at turn {turn}: {_lengths(with_it)} "
+                         f"({len(with_it)} games with it alive)")
+    at_end = [(g.outcome, g.length_at_end) for g in games if g.length_at_end is not None]
+    if at_end:
+        lines.append(f"  length on its last turn with another snake alive: {_lengths(at_end)} "
+                     f"({len(at_end)} games)")
     return lines
+
+
+def _lengths(pairs: list[tuple[str, tuple[int, float]]]) -> str:
+    """The mean own length beside the others' mean, then the same in wins and in losses
+    when there are both (a lead held in the losses too is one the player did not turn into
+    wins)."""
+    def means(chosen: list[tuple[int, float]], between: str) -> str:
+        own = statistics.mean(p[0] for p in chosen)
+        others = [p[1] for p in chosen if p[1] == p[1]]
+        return f"{own:.1f}{between}" + (f"{statistics.mean(others):.1f}" if others
+                                        else "none alive")
+    text = means([p for _, p in pairs], ", the others ")
+    won = [p for outcome, p in pairs if outcome == "win"]
+    lost = [p for outcome, p in pairs if outcome == "loss"]
+    if won and lost:
+        text += f"; in wins {means(won, ' against ')}, in losses {means(lost, ' against ')}"
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
