@@ -32,6 +32,7 @@ from numba import njit
 
 from snake import core, rules
 from snake.board import GameState
+from snake.core.jit import JIT
 from snake.core.control import control_value, workspace
 from snake.search.evaluate import control_values
 from snake.setup import new_game
@@ -74,7 +75,7 @@ def best_of(run: Callable[[int], int], seconds: float, repeats: int = 5) -> tupl
     return best_wall, best_cpu
 
 
-@njit(cache=True, nogil=True)
+@njit(**JIT)
 def _compiled_rounds(g, states, work, rounds):
     """``control_value`` of snake 0 in every row of ``states``, ``rounds`` times; returns
     the sum of the values (so that nothing is optimised away)."""

@@ -50,6 +50,7 @@ from nnue.layers import forward_one  # noqa: E402
 from nnue.features import active_features, feature_change, feature_parts  # noqa: E402
 from nnue.network import DEFAULT_WEIGHTS, Network  # noqa: E402
 from snake.board import Board, Game, GameState, Ruleset, Snake
+from snake.core.jit import JIT  # noqa: E402
 from snake.rules import (MOVES, apply_rules, candidate_moves, obstacles_after_move,  # noqa: E402
                          play_turn)
 
@@ -113,7 +114,7 @@ def mid_game(side: int, n_snakes: int, length: int, rng: random.Random,
 # --- the compiled path ------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(**JIT)
 def _walk(g, s_after, changes, n_changes, you, offset, w1, counts, acc, scale, w2, w2_scale, b2,
           w3, b3, hidden, out, repeats):
     """``repeats`` times: every step's report applied and scored, then every step undone

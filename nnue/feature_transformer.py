@@ -33,16 +33,15 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from snake.core.jit import JIT
 from snake.core.state import (ALIVE, G_CAUSE, G_FOOD, G_HAZARDS, G_HEIGHT, G_LENGTH, G_N, G_PW,
                               G_SQUAD, G_WIDTH, S_N_FOOD, S_N_HAZARDS, Packed)
 from snake.core.step import HEAD, piece_between, segment
 
 from .features import BLOCK_OFFSET, N_PIECES, OPPONENT, SQUADMATE, block_of
 
-_JIT = dict(cache=True, nogil=True)
 
-
-@njit(**_JIT)
+@njit(**JIT)
 def add_rows(acc, w1, appeared, vanished):
     """``acc += W1[appeared].sum(0) - W1[vanished].sum(0)`` in ``acc``'s type."""
     width = acc.shape[0]
@@ -56,7 +55,7 @@ def add_rows(acc, w1, appeared, vanished):
             acc[j] -= row[j]
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def sum_rows(b1, w1, active, out):
     """``out = b1 + W1[active].sum(0)``."""
     width = out.shape[0]
@@ -68,7 +67,7 @@ def sum_rows(b1, w1, active, out):
             out[j] += row[j]
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def feature_of(g, s, you, offset, owner_snake, cell, piece):
     """The feature of ``piece`` (of snake ``owner_snake``, -1 for food and hazards) on
     ``cell`` seen from ``you``, relative to the block (``offset`` added by the caller), or
@@ -89,7 +88,7 @@ def feature_of(g, s, you, offset, owner_snake, cell, piece):
     return (y * width + x) * N_PIECES + p
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _count(counts, acc, w1, offset, f, sign):
     if f < 0:
         return
@@ -108,7 +107,7 @@ def _count(counts, acc, w1, offset, f, sign):
                 acc[j] -= row[j]
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def refresh(g, s, you, offset, b1, w1, counts, acc):
     """Counts and sum of the features of state ``s`` seen from ``you``."""
     counts[:] = 0
@@ -130,7 +129,7 @@ def refresh(g, s, you, offset, b1, w1, counts, acc):
         _count(counts, acc, w1, offset, feature_of(g, s, you, offset, -1, s[g[G_HAZARDS] + k], 19), 1)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def apply_changes(g, s, you, offset, w1, changes, n_changes, counts, acc):
     """Apply a step's report (rows ``sign, snake, cell, piece``) to counts and sum; ``s``
     is the state after the step (its squad numbers are all that is read)."""

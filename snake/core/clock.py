@@ -19,6 +19,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .jit import JIT
+
 _libc = ctypes.CDLL(None)
 llvm.add_symbol("clock_gettime", ctypes.cast(_libc.clock_gettime, ctypes.c_void_p).value)
 _CLOCK_MONOTONIC = 1
@@ -45,4 +47,4 @@ def _monotonic():
 
 
 # Under NUMBA_DISABLE_JIT=1 (debugging) the intrinsic cannot run: plain Python's clock.
-monotonic = time.perf_counter if numba.config.DISABLE_JIT else njit(cache=True, nogil=True)(_monotonic)
+monotonic = time.perf_counter if numba.config.DISABLE_JIT else njit(**JIT)(_monotonic)

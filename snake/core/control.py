@@ -42,11 +42,11 @@ import numpy as np
 from numba import njit, types
 from numba.core.extending import intrinsic
 
+from .jit import JIT
 from .state import (ALIVE, G_BODY, G_CAPACITY, G_CAUSE, G_CELLS, G_CONSTRICTOR, G_FOOD,
                     G_HAZARDS, G_HEALTH, G_HEIGHT, G_HP, G_LENGTH, G_MASK, G_N, G_PW, G_WIDTH,
                     G_WRAPS, S_N_FOOD, S_N_HAZARDS)
 
-_JIT = dict(cache=True, nogil=True)
 
 #: The values lie in ``[-LIMIT, LIMIT]``; a snake that is not alive gets ``-LIMIT``.
 LIMIT = 0.999
@@ -116,12 +116,12 @@ def _popcount(typingctx, x):
 # The workspace's layout
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _words(g):
     return (g[G_WIDTH] * g[G_HEIGHT] + 63) >> 6
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _pad(g):
     """Zero words on either side of a set: more than the longest shift (a row, or across
     the board when it wraps) spans."""
@@ -129,20 +129,20 @@ def _pad(g):
     return (longest >> 6) + 2
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _set(g, which):
     """Where word 0 of the board's or per-call set ``which`` lies."""
     stride = _words(g) + 2 * _pad(g)
     return _CELL_ARRAYS * g[G_CELLS] + which * stride + _pad(g)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _snake_set(g, which, i):
     """Where word 0 of snake ``i``'s set ``which`` lies."""
     return _set(g, _SETS + which * g[G_N] + i)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _number(g, which):
     """Where the per-snake numbers ``which`` start."""
     return _set(g, _SETS + _SNAKE_SETS * g[G_N]) - _pad(g) + which * g[G_N]
@@ -174,31 +174,31 @@ def workspace(g: np.ndarray, style: str = "default") -> np.ndarray:
     return work
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _add(bits, base, b):
     bits[base + (b >> 6)] |= _ONE << np.uint64(b & 63)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _remove(bits, base, b):
     bits[base + (b >> 6)] &= ~(_ONE << np.uint64(b & 63))
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _up(below, word, r):
     """Word ``j`` of a set moved up ``64q + r`` bits, from its words ``j - q - 1`` and
     ``j - q``. (``x >> 1 >> 63 - r`` is ``x >> 64 - r`` without a shift by 64 when r is 0.)"""
     return (word << r) | ((below >> _ONE) >> (_63 - r))
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _down(word, above, r):
     """Word ``j`` of a set moved down ``64q + r`` bits, from its words ``j + q`` and
     ``j + q + 1``."""
     return (word >> r) | ((above << _ONE) << (_63 - r))
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _both(bits, a, b, j):
     """Word ``j`` of the intersection of the sets at ``a`` and ``b``."""
     return bits[a + j] & bits[b + j]
@@ -208,7 +208,7 @@ def _both(bits, a, b, j):
 # The partition
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def partition(g, s, work):
     """Divide the board among the living snakes of ``s`` (module docstring); the squares
     owned and food distance of each snake are left in ``work``. Returns the number of
@@ -379,7 +379,7 @@ def partition(g, s, work):
 # Values
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _nearest_food(g, s, i):
     """Board distance (moves on an empty board, around the edges when it wraps) from snake
     ``i``'s head to the nearest food, or -1 when there is none."""
@@ -398,7 +398,7 @@ def _nearest_food(g, s, i):
     return best
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _value(g, s, i, work):
     """Snake ``i``'s value from the partition in ``work`` (``i`` alive)."""
     n = g[G_N]
@@ -458,7 +458,7 @@ def _value(g, s, i, work):
     return max(-LIMIT, min(LIMIT, v))
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def control_value(g, s, i, work):
     """The board-control value of snake ``i`` (board order) in ``s``, in [-0.999, 0.999]:
     ``control_values(state, (id,))[id]`` of the reference."""
@@ -468,7 +468,7 @@ def control_value(g, s, i, work):
     return _value(g, s, i, work)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def control_values(g, s, out, work):
     """Every snake's board-control value into ``out`` (float64, one per snake), from one
     partition."""

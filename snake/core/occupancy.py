@@ -11,28 +11,27 @@ from __future__ import annotations
 
 from numba import njit
 
+from .jit import JIT
 from .state import (ALIVE, G_ALLOW_BODY, G_CAUSE, G_CONSTRICTOR, G_HEIGHT, G_LENGTH, G_N, G_OCC,
                     G_PIPELINE, G_PW, G_SQUAD, G_WIDTH, G_WRAPS, SQUAD)
 from .step import default_move, next_cell, segment
 
-_JIT = dict(cache=True, nogil=True)
 
-
-@njit(**_JIT)
+@njit(**JIT)
 def on_board(g, cell):
     pw = g[G_PW]
     x, y = cell % pw - 1, cell // pw - 1
     return 0 <= x < g[G_WIDTH] and 0 <= y < g[G_HEIGHT]
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def passes_through(g, s, i, j):
     """``j``'s body is no obstacle to ``i`` (squadmates with ``allowBodyCollisions``)."""
     return (g[G_PIPELINE] == SQUAD and g[G_ALLOW_BODY] != 0 and i != j
             and s[g[G_SQUAD] + i] == s[g[G_SQUAD] + j] and s[g[G_SQUAD] + i] != 0)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def blocked(g, s, i, cell):
     """A living body occupies ``cell`` after this turn's movement, as an obstacle for ``i``."""
     count = s[g[G_OCC] + cell]
@@ -52,7 +51,7 @@ def blocked(g, s, i, cell):
     return count > 0
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def candidate_moves(g, s, i, out):
     """The moves of snake ``i`` that are not certain death, in move order, into ``out``;
     returns how many. With none, its first move that is not back onto its neck (up if
@@ -81,7 +80,7 @@ def candidate_moves(g, s, i, out):
     return count
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def cheap_move(g, s, i, scratch):
     """The one move of a snake the search does not branch on: straight ahead if that is a
     candidate, else the first candidate (the reference's ``snake.search.state.cheap_move``)."""

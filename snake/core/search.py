@@ -39,6 +39,7 @@ from numba import njit
 
 from .clock import monotonic
 from .control import LIMIT, control_value, workspace
+from .jit import JIT
 from .occupancy import candidate_moves, cheap_move
 from .state import (ALIVE, G_CAUSE, G_CELLS, G_FOOD, G_HEALTH, G_LENGTH, G_N, G_WIDTH,
                     G_ON_TURN, G_PIPELINE, G_SIZE, G_SQUAD, S_N_FOOD, S_N_HAZARDS, SOLO, SQUAD,
@@ -73,13 +74,12 @@ STOP_REASONS = ("", "deadline", "nodes", "proven", "max depth", "single move")
 # bounds in the table
 EXACT, LOWER, UPPER = 1, 2, 3
 
-_JIT = dict(cache=True, nogil=True)
 
 # ---------------------------------------------------------------------------------------
 # Exact results and the hash
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def terminal_value(g, s, you, ply):
     """The exact value of a finished line for ``you``, or :data:`NOT_TERMINAL`."""
     over = is_game_over(g, s)
@@ -105,7 +105,7 @@ def terminal_value(g, s, you, ply):
     return DRAW if s[g[G_ON_TURN] + you] == final_turn else -WIN + ply
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def position_key(g, s, salt, zobrist, zobrist_health, zobrist_food):
     """A 64-bit key of the rule state: a sum (so that stacked pieces count twice) of a
     random number per living snake's piece (snake, cell, piece), per snake's health, per
@@ -132,7 +132,7 @@ def position_key(g, s, salt, zobrist, zobrist_health, zobrist_food):
 # The tree
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _joint_move(opponent_moves, opponent_counts, k_opponents, index, out, best_reply):
     """The ``index``-th joint move of the opponents into ``out``; returns its code
     (base 4, opponent 0 lowest). Joint replies (``best_reply`` false) are the product of
@@ -165,7 +165,7 @@ def _joint_move(opponent_moves, opponent_counts, k_opponents, index, out, best_r
     return code
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _network_value(g, s, you, net, acc, hidden, out, moves):
     """The network's value of ``s`` for ``you`` from its accumulator ``acc``: ``2 p - 1``
     with ``p`` the best score among ``you``'s candidate moves (the Python search's
@@ -201,7 +201,7 @@ B_FIELDS = 6
 ENTER, NEXT_CHILD, CHILD_VALUE, END_MY_MOVE, FINISH, RETURN = range(6)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _enter(g, stack, ply, you, opponents, cheap, only_move, moves, scratch, frame, bounds,
            keys_at, salt, table_keys, table_values, table_info, zobrist, zobrist_health,
            zobrist_food, killers_me, killers_them, history, pv_length, work, net, nn, best_reply):
@@ -333,7 +333,7 @@ def _enter(g, stack, ply, you, opponents, cheap, only_move, moves, scratch, fram
     return NOT_TERMINAL
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _start_my_move(ply, frame, bounds, null_window):
     """Begin the opponents' replies to your move ``frame[ply, F_A]``; with ``null_window``
     only whether it beats alpha is asked (PVS: a later move is searched with the window
@@ -353,7 +353,7 @@ def _start_my_move(ply, frame, bounds, null_window):
         bounds[ply, B_BETA_MIN] = beta
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _next_joint(ply, frame):
     """The index of the next joint move to try at ``ply``, or -1 when all were tried."""
     if frame[ply, F_DONE]:
@@ -371,7 +371,7 @@ def _next_joint(ply, frame):
     return r if r < joints else -1
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, moves, scratch,
           frame, bounds, keys_at, salt, table_keys, table_values, table_info, zobrist,
           zobrist_health, zobrist_food, killers_me, killers_them, history, pv_my, pv_joint,
@@ -541,7 +541,7 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, m
             mode = CHILD_VALUE
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
            table_keys, table_values, table_info, zobrist, zobrist_health, zobrist_food,
            history, work, result, root_scores, iterations, pv_out, pvs, net, nn, exact_root,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .jit import JIT
 from .state import (ALIVE, BODY, G_ALLOW_BODY, G_BODY, G_BY, G_CAPACITY, G_CAUSE, G_CELLS,
                     G_DAMAGE, G_FOOD, G_FOOD_AT, G_HAZARD_AT, G_HAZARDS, G_HEALTH, G_HEIGHT,
                     G_HP, G_LENGTH, G_MASK, G_N, G_OCC, G_ON_TURN, G_PIPELINE, G_PW,
@@ -38,25 +39,23 @@ HEAD, LEFT, RIGHT, DOWN, UP, UNDER, FOOD, HAZARD = 0, 1, 2, 3, 4, 5, 18, 19
 #: Results of :func:`apply_rules` other than a row count.
 OVERFLOW = -1   # a body outgrew its ring buffer (encode with a larger ``horizon``)
 
-_JIT = dict(cache=True, nogil=True)
-
 
 # ---------------------------------------------------------------------------------------
 # Small pieces
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def segment(g, s, i, k):
     """The cell of segment ``k`` (head 0) of snake ``i``."""
     return s[g[G_BODY] + i * g[G_CAPACITY] + ((s[g[G_HP] + i] - k) & g[G_MASK])]
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def is_alive(g, s, i):
     return s[g[G_CAUSE] + i] == ALIVE
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def piece_between(g, toward, cell):
     """The body piece on ``cell`` whose segment moves next onto ``toward``."""
     pw = g[G_PW]
@@ -82,7 +81,7 @@ def piece_between(g, toward, cell):
     return UNDER
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def default_move(g, s, i):
     """The reference's ``default_move``: the last move, from head and neck (board
     coordinates, also across a wrapped edge), 0 (up) when unknown."""
@@ -112,7 +111,7 @@ def default_move(g, s, i):
     return 0
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def grow(g, s, i):
     """Duplicate the tail segment of snake ``i`` (counted in ``occ`` if it is alive).
     Returns False when the ring buffer is full."""
@@ -130,7 +129,7 @@ def grow(g, s, i):
     return True
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def eliminate(g, s, i, cause, by, on_turn):
     """Mark snake ``i`` eliminated; its body leaves ``occ`` (it no longer counts)."""
     if s[g[G_CAUSE] + i] == ALIVE:
@@ -141,7 +140,7 @@ def eliminate(g, s, i, cause, by, on_turn):
     s[g[G_ON_TURN] + i] = on_turn
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def rebuild_occ(g, s):
     """``occ`` from the living bodies (after stages that bring snakes back)."""
     occ = g[G_OCC]
@@ -156,7 +155,7 @@ def rebuild_occ(g, s):
 # Game over
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def living_count(g, s):
     count = 0
     for i in range(g[G_N]):
@@ -165,17 +164,17 @@ def living_count(g, s):
     return count
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def game_over_standard(g, s):
     return living_count(g, s) <= 1
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def game_over_solo_snake(g, s):
     return living_count(g, s) == 0
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def game_over_by_squad(g, s):
     squad = -1
     for i in range(g[G_N]):
@@ -187,7 +186,7 @@ def game_over_by_squad(g, s):
     return True
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def is_game_over(g, s):
     pipeline = g[G_PIPELINE]
     if pipeline == SOLO:
@@ -201,7 +200,7 @@ def is_game_over(g, s):
 # The stages
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def next_cell(g, cell, move, wraps):
     """The cell one ``move`` away: across the edges when ``wraps``, otherwise possibly a
     border cell (off the board)."""
@@ -221,7 +220,7 @@ def next_cell(g, cell, move, wraps):
     return (y + 1) * pw + x + 1
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _move_snakes(g, s, moves, wraps):
     mask = g[G_MASK]
     for i in range(g[G_N]):
@@ -240,19 +239,19 @@ def _move_snakes(g, s, moves, wraps):
         s[g[G_OCC] + tail] -= 1
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def movement_standard(g, s, moves):
     """``movement.standard``."""
     _move_snakes(g, s, moves, False)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def movement_wrap_boundaries(g, s, moves):
     """``movement.wrap_boundaries``."""
     _move_snakes(g, s, moves, True)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def starvation_standard(g, s):
     """``starvation.standard``."""
     for i in range(g[G_N]):
@@ -260,7 +259,7 @@ def starvation_standard(g, s):
             s[g[G_HEALTH] + i] -= 1
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def hazard_damage_standard(g, s):
     """``hazard_damage.standard`` (the hazards and food of the state before the turn)."""
     if s[S_N_HAZARDS] == 0:
@@ -288,7 +287,7 @@ def hazard_damage_standard(g, s):
                 eliminate(g, s, i, HAZARD_CAUSE, -1, next_turn)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def feed_snakes_standard(g, s, changes, n_changes):
     """``feed_snakes.standard``. Returns the change count (eaten food reported), or
     :data:`OVERFLOW`."""
@@ -314,7 +313,7 @@ def feed_snakes_standard(g, s, changes, n_changes):
     return n_changes
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _contains(g, s, i, cell, start):
     """How many of snake ``i``'s segments from ``start`` on lie on ``cell``."""
     count = 0
@@ -324,7 +323,7 @@ def _contains(g, s, i, cell, start):
     return count
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def elimination_standard(g, s):
     """``elimination.standard``: health and bounds one by one, then collisions together."""
     n = g[G_N]
@@ -388,7 +387,7 @@ def elimination_standard(g, s):
                 eliminate(g, s, i, cause[i], by[i], next_turn)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _by_length(g, s):
     """Living snakes, longest first, ties in board order."""
     n = g[G_N]
@@ -407,7 +406,7 @@ def _by_length(g, s):
     return order[:count]
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def resurrect_squad_collisions(g, s):
     """``elimination.resurrect_squad_collisions``."""
     if not g[G_ALLOW_BODY]:
@@ -425,7 +424,7 @@ def resurrect_squad_collisions(g, s):
         rebuild_occ(g, s)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def share_squad_attributes(g, s):
     """``modify_snakes.share_attributes``. Returns False on :data:`OVERFLOW`."""
     shared_health, shared_length = g[G_SHARED_HEALTH], g[G_SHARED_LENGTH]
@@ -452,7 +451,7 @@ def share_squad_attributes(g, s):
     return True
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def spawn_food_no_food(g, s, changes, n_changes):
     """``spawn_food.no_food``. Returns the change count."""
     food = g[G_FOOD]
@@ -464,7 +463,7 @@ def spawn_food_no_food(g, s, changes, n_changes):
     return n_changes
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def always_grow(g, s):
     """``modify_snakes.always_grow``. Returns False on :data:`OVERFLOW`."""
     for i in range(g[G_N]):
@@ -476,12 +475,12 @@ def always_grow(g, s):
     return True
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def is_royale_shrink_turn(turn, every):
     return every >= 1 and turn + 1 >= every and (turn + 1) % every == 0
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def shrink_map(g, s, side, changes, n_changes):
     """``spawn_hazards.shrink_map``. Returns the change count."""
     before = s[S_TURN]
@@ -510,7 +509,7 @@ def shrink_map(g, s, side, changes, n_changes):
     return _set_hazards(g, s, 1, min_x, max_x, min_y, max_y, changes, n_changes)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _set_hazards(g, s, fill, min_x, max_x, min_y, max_y, changes, n_changes):
     """Replace the hazards by the squares outside ``[min_x, max_x] x [min_y, max_y]``
     in x-then-y order (``fill`` 1), or by none (``fill`` -1)."""
@@ -538,7 +537,7 @@ def _set_hazards(g, s, fill, min_x, max_x, min_y, max_y, changes, n_changes):
 # The change report
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def report(changes, n_changes, sign, snake, cell, piece):
     """Append a row to ``changes`` (nothing when it has no rows: not asked for)."""
     if changes.shape[0] == 0:
@@ -550,7 +549,7 @@ def report(changes, n_changes, sign, snake, cell, piece):
     return n_changes + 1
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def report_snakes(g, s, before_alive, before_head, before_tail, before_tail_piece,
                   before_length, before_hp, changes, n_changes):
     """The snakes' piece changes, from what each living snake was before the turn."""
@@ -598,7 +597,7 @@ def report_snakes(g, s, before_alive, before_head, before_tail, before_tail_piec
 # One turn
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def apply_rules(g, s, moves, royale_side, changes):
     """The rule stages of one turn on ``s`` (in place; ``turn`` not incremented, no random
     food), as the reference's ``apply_rules``. ``moves``: a move number per snake (-1: none).

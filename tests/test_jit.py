@@ -1,0 +1,118 @@
+"""Where compiled code is cached (snake/core/jit.py): a folder named by a digest of every
+project file compiled code is built from, because numba checks a cached function against
+its own file only."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from snake.core import jit
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("snake", "nnue")
+
+
+def _module_file(name: str) -> Path | None:
+    path = ROOT.joinpath(*name.split("."))
+    if (path / "__init__.py").is_file():
+        return path / "__init__.py"
+    return path.with_suffix(".py") if path.with_suffix(".py").is_file() else None
+
+
+def _project_imports(path: Path) -> set[Path]:
+    """The project's files that ``path`` imports (with their packages' ``__init__``)."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    package = parts[:-1]
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            names += [module] + [f"{module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+    found = set()
+    for name in names:
+        if name.split(".")[0] not in PACKAGES:
+            continue
+        pieces = name.split(".")
+        for k in range(1, len(pieces) + 1):
+            file = _module_file(".".join(pieces[:k]))
+            if file:
+                found.add(file)
+    return found
+
+
+def test_the_digest_covers_every_file_compiled_code_is_built_from():
+    """SOURCES is exactly the files that define compiled functions and every project
+    module they import, transitively: a file left out could change without a recompile."""
+    files = [p for package in PACKAGES for p in (ROOT / package).rglob("*.py")]
+    compiled = {p for p in files if "@njit" in p.read_text() or "njit(**JIT)" in p.read_text()}
+    assert ROOT / "snake/core/search.py" in compiled and ROOT / "nnue/layers.py" in compiled
+    closure, todo = set(), list(compiled)
+    while todo:
+        path = todo.pop()
+        if path not in closure:
+            closure.add(path)
+            todo += _project_imports(path) - closure
+    assert sorted(str(p.relative_to(ROOT)) for p in closure) == sorted(jit.SOURCES)
+
+
+def test_the_digest_changes_with_any_source(tmp_path):
+    for name in jit.SOURCES:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, tmp_path / name)
+    digest = jit.source_digest(tmp_path)
+    assert digest == jit.source_digest(ROOT)
+    for name in ("snake/core/control.py", "snake/rules/stages.py", "nnue/features.py"):
+        original = (tmp_path / name).read_text()
+        (tmp_path / name).write_text(original + "\n# an edit\n")
+        assert jit.source_digest(tmp_path) != digest
+        (tmp_path / name).write_text(original)
+        assert jit.source_digest(tmp_path) == digest
+
+
+def test_old_folders_are_pruned_and_recent_ones_kept(tmp_path):
+    old, recent, ours, other = (tmp_path / "nuppeppou-aaaa", tmp_path / "nuppeppou-bbbb",
+                                tmp_path / "nuppeppou-cccc", tmp_path / "something-else")
+    for folder in (old, recent, ours, other):
+        folder.mkdir()
+        (folder / "f.nbi").write_text("x")
+    week_ago = time.time() - 7 * 86400
+    for folder in (old, ours, other):
+        os.utime(folder, (week_ago, week_ago))
+    assert jit.prune(tmp_path, keep=ours.name) == [old]
+    assert not old.exists() and recent.exists() and ours.exists() and other.exists()
+
+
+PROBE = """
+import os, subprocess, sys
+import numba
+from snake.core import step
+print(numba.config.CACHE_DIR)
+print(os.environ["NUMBA_CACHE_DIR"])
+if len(sys.argv) > 1:       # a child started from here uses the same folder
+    print(subprocess.run([sys.executable, "-c", sys.argv[1]], capture_output=True, text=True,
+                         check=True).stdout.strip())
+"""
+
+
+def test_the_cache_lives_in_the_digest_folder_under_numba_cache_dir(tmp_path):
+    """With NUMBA_CACHE_DIR set, compiled functions are cached in its digest folder; a
+    process started from that one (an arena worker) uses the same folder, not one below."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    child = "import numba, snake.core.jit; print(numba.config.CACHE_DIR)"
+    out = subprocess.run([sys.executable, "-c", PROBE, child], capture_output=True, text=True,
+                         env=env, cwd=ROOT, check=True).stdout.split()
+    folder = tmp_path / f"nuppeppou-{jit.source_digest()}"
+    assert out == [str(folder)] * 3
+    # a compiled call writes its cache there (a small function: quick to compile)
+    subprocess.run([sys.executable, "-c", "from snake.core.clock import monotonic; monotonic()"],
+                   env=env, cwd=ROOT, check=True)
+    assert list(folder.rglob("clock._monotonic-*.nbi"))
