@@ -463,6 +463,18 @@ def test_the_tally_compares_lengths_in_wins_and_in_losses(capsys, tmp_path):
     assert tally([str(tmp_path / "old.jsonl"), str(tmp_path), "--player", "mine"]) == 0
     out = capsys.readouterr()
     assert out.out.startswith("mine: 2 games") and "2 games given twice counted once" in out.err
+    assert "in wins 5.0 against 3.0" in out.out         # the old lines took it from the records
+    # adding the records to the old ledger fills its lines in, and adds no game
+    assert tally([str(tmp_path), "--player", "mine", "--ledger", str(tmp_path / "old.jsonl")]) == 0
+    assert "0 games added to" in (err := capsys.readouterr().err) and "2 lines filled in" in err
+    rows = [json.loads(line) for line in (tmp_path / "old.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 and all(r["length_at_end"] and "300" in r["length_at"] for r in rows)
+    assert tally([str(tmp_path / "old.jsonl")]) == 0
+    assert "in wins 5.0 against 3.0, in losses 3.0 against 5.0 (2 games)" in capsys.readouterr().out
+    # a malformed last-turn length is a bad line, not a traceback
+    rows[0]["length_at_end"] = []
+    (tmp_path / "bad.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    assert tally([str(tmp_path / "bad.jsonl")]) != 0
 
 
 def test_tally_without_records_says_so(capsys, tmp_path):

@@ -79,16 +79,37 @@ def test_the_digest_changes_with_any_source(tmp_path):
 
 
 def test_old_folders_are_pruned_and_recent_ones_kept(tmp_path):
-    old, recent, ours, other = (tmp_path / "nuppeppou-aaaa", tmp_path / "nuppeppou-bbbb",
-                                tmp_path / "nuppeppou-cccc", tmp_path / "something-else")
-    for folder in (old, recent, ours, other):
+    """Other digests' folders unused for days go, but the most recently used; folders not
+    named as the digests' are never touched (a metrics folder beside them, say)."""
+    now = time.time()
+    ages = {"0" * 16: 0, "1" * 16: 1, "2" * 16: 7, "3" * 16: 14, "4" * 16: 21}
+    folders = {}
+    for digest, days in ages.items():
+        folders[digest] = tmp_path / f"nuppeppou-{digest}"
+        folders[digest].mkdir()
+        os.utime(folders[digest], (now - days * 86400,) * 2)
+    others = [tmp_path / "nuppeppou-metrics-q1w2", tmp_path / "nuppeppou-numba"]
+    for folder in others:
         folder.mkdir()
-        (folder / "f.nbi").write_text("x")
-    week_ago = time.time() - 7 * 86400
-    for folder in (old, ours, other):
-        os.utime(folder, (week_ago, week_ago))
-    assert jit.prune(tmp_path, keep=ours.name) == [old]
-    assert not old.exists() and recent.exists() and ours.exists() and other.exists()
+        os.utime(folder, (now - 30 * 86400,) * 2)
+    ours = "nuppeppou-" + "4" * 16        # the oldest, but in use
+    removed = jit.prune(tmp_path, keep=ours, days=2, recent=2)
+    assert sorted(removed) == [folders["2" * 16], folders["3" * 16]]
+    assert all(f.exists() for f in others) and (tmp_path / ours).exists()
+    assert folders["0" * 16].exists() and folders["1" * 16].exists()
+
+
+def test_every_compiled_function_takes_the_options_of_jit():
+    """A compiled function cached without them would be cached beside its source, where
+    numba does not see another file change."""
+    for package in (*PACKAGES, "bench"):
+        for path in (ROOT / package).rglob("*.py"):
+            text = path.read_text()
+            if path.name == "jit.py" or "numba" not in text:
+                continue
+            assert "cache=" not in text, path
+            if "njit" in text:
+                assert "import JIT" in text and "**JIT" in text, path
 
 
 PROBE = """
@@ -116,3 +137,10 @@ def test_the_cache_lives_in_the_digest_folder_under_numba_cache_dir(tmp_path):
     subprocess.run([sys.executable, "-c", "from snake.core.clock import monotonic; monotonic()"],
                    env=env, cwd=ROOT, check=True)
     assert list(folder.rglob("clock._monotonic-*.nbi"))
+    # a folder of the user's own named like ours is a base, not an inherited folder
+    own = tmp_path / "nuppeppou-numba"
+    env = dict(env, NUMBA_CACHE_DIR=str(own))
+    out = subprocess.run([sys.executable, "-c", "import numba, snake.core.jit; "
+                          "print(numba.config.CACHE_DIR)"], capture_output=True, text=True,
+                         env=env, cwd=ROOT, check=True).stdout.split()
+    assert out == [str(own / folder.name)]

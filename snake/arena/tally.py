@@ -87,8 +87,28 @@ class GameSummary:
     def content(self) -> tuple:
         """What the game's record says, without where it came from: two summaries with
         one key (:func:`game_key`) and one content are the same game given twice."""
+        # (NaN, no other snake alive, as None: NaN equals nothing, itself included)
         return (self.outcome, self.turns, self.starved, self.seats, self.death, self.trapped,
-                tuple(sorted((t, v) for t, v in self.length_at.items() if t in _CONTENT_TURNS)))
+                tuple(sorted((t, (own, None if other != other else other))
+                             for t, (own, other) in self.length_at.items()
+                             if t in _CONTENT_TURNS)))
+
+    def fill_from(self, other: "GameSummary") -> bool:
+        """Take from ``other``, the same game summarised again, what this summary lacks (a
+        line written before the tally knew places, later turns' lengths or the last
+        turn's): whether anything was taken."""
+        filled = False
+        if self.place is None and other.place is not None:
+            self.place = other.place
+            filled = True
+        later = {t: v for t, v in other.length_at.items() if t not in self.length_at}
+        if later:
+            self.length_at.update(later)
+            filled = True
+        if self.length_at_end is None and other.length_at_end is not None:
+            self.length_at_end = other.length_at_end
+            filled = True
+        return filled
 
     def to_row(self, player: str) -> dict:
         """The ledger line of this summary (JSON-serialisable; NaN becomes null)."""
@@ -115,13 +135,16 @@ class GameSummary:
             length_at = {int(t): (int(own), float("nan") if other is None else float(other))
                          for t, (own, other) in row.get("length_at", {}).items()}
             end = row.get("length_at_end")
+            if end is not None:
+                own_end, other_end = end        # (a ValueError when it is not a pair)
+                end = (int(own_end), float(other_end))
             return str(row["player"]), cls(str(row["kind"]), row["outcome"], int(row["turns"]),
                                            bool(row["starved"]), length_at,
                                            str(row["game"]), str(row.get("tag", "")),
                                            int(row.get("seats", 1)), str(row.get("death", "")),
                                            bool(row.get("trapped", False)),
                                            None if row.get("place") is None else float(row["place"]),
-                                           None if end is None else (int(end[0]), float(end[1])))
+                                           end)
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a ledger line ({exc!r})") from None
 
@@ -304,48 +327,50 @@ def game_key(player: str, summary: GameSummary) -> tuple[str, str, str]:
 def add_to_ledger(path: Path, summaries: list[tuple[str, GameSummary]],
                   tag: str) -> tuple[int, int]:
     """Append the summaries whose game is not in the ledger yet (:func:`game_key`); returns
-    how many were added and how many places were filled in. The file is created if needed. A game already in the ledger
-    without a place gets the place its record gives (the ledger is rewritten then, its
-    lines otherwise unchanged)."""
+    how many were added and how many lines were filled in. The file is created if needed.
+    A game already in the ledger whose line lacks what its record gives (its place, lengths
+    at later turns or on its last turn: :meth:`GameSummary.fill_from`) gets it (the ledger
+    is rewritten then, its other lines unchanged)."""
     known = Games()
     rows = read_ledger(path) if path.exists() else []
     for row in rows:
         known.admit(*row)
-    placed = [summary.place for _, summary in rows]
+    before = [summary.to_row(player) for player, summary in rows]
     new: list[tuple[str, GameSummary]] = []
     for player, summary in summaries:
         if known.admit(player, summary):
             if tag:
                 summary.tag = tag
             new.append((player, summary))
-    if known.places_filled:
+    if known.filled:
         texts = [line for line in path.read_text().splitlines() if line.strip()]
         temporary = path.with_name(path.name + ".new")
         with open(temporary, "w") as f:
-            for text, (player, summary), place in zip(texts, rows, placed):
-                if summary.place != place:
+            for text, (player, summary), row in zip(texts, rows, before):
+                if summary.to_row(player) != row:
                     text = json.dumps(summary.to_row(player), separators=(",", ":"))
                 f.write(text + "\n")
         temporary.replace(path)
     with open(path, "a") as f:
         for player, summary in new:
             f.write(json.dumps(summary.to_row(player), separators=(",", ":")) + "\n")
-    return len(new), known.places_filled
+    return len(new), known.filled
 
 
 class Games:
     """The games seen so far, so that a game given twice counts once: a summary whose key
     (:func:`game_key`) and content are those of one seen is a duplicate. One key with other
     content is another game (two runs with one ``--seed``: ids come from the seed); it is
-    counted, and said on standard error. A duplicate that knows the place of a game seen
-    without one (a ledger line written before the tally knew places, given with the game's
-    record) lends it its place, whichever came first."""
+    counted, and said on standard error. A duplicate that knows more of a game than the
+    summary seen (a ledger line written before the tally knew places or later turns' lengths,
+    given with the game's record) lends it what it lacks (:meth:`GameSummary.fill_from`),
+    whichever came first."""
 
     def __init__(self) -> None:
         self.seen: dict[tuple[str, str, str], dict[tuple, GameSummary]] = {}
         self.duplicates = 0
         self.clashes = 0
-        self.places_filled = 0
+        self.filled = 0           # summaries that took what they lacked from a duplicate
 
     def admit(self, player: str, summary: GameSummary) -> bool:
         """Whether ``summary`` is a game not seen yet (and now seen)."""
@@ -355,10 +380,8 @@ class Games:
         seen = self.seen.setdefault(key, {})
         if content in seen:
             self.duplicates += 1
-            kept = seen[content]
-            if kept.place is None and summary.place is not None:
-                kept.place = summary.place
-                self.places_filled += 1
+            if seen[content].fill_from(summary):
+                self.filled += 1
             return False
         if seen:
             self.clashes += 1
@@ -491,7 +514,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"cannot add to the ledger: {exc}", file=sys.stderr)
             return 1
         print(f"{added} games added to {args.ledger}"
-              + (f"; {filled} places filled in" if filled else ""), file=sys.stderr)
+              + (f"; {filled} lines filled in from their records" if filled else ""),
+              file=sys.stderr)
     by_kind: dict[str, list[GameSummary]] = defaultdict(list)
     names: set[str] = set()
     for name, summary in summaries:

@@ -12,11 +12,12 @@ compiles everything afresh, in a new folder.
 
 The folder is ``nuppeppou-<digest>`` under ``NUMBA_CACHE_DIR`` when that is set, else
 under the first writable of ``snake/core/__pycache__``, the user's cache folder
-(``$XDG_CACHE_HOME`` or ``~/.cache``, then ``nuppeppou``) and the temporary folder's
-``nuppeppou``. It is also put in the
-environment, so that processes started from this one (the arena's, gunicorn's workers)
-use it without recomputing. Folders of other digests not written to for
-:data:`KEEP_DAYS` days are removed when a new one is made.
+(``$XDG_CACHE_HOME`` or ``~/.cache``, then ``nuppeppou``) and a folder of the user's own
+in the temporary folder. It is also put in the environment, so that processes started
+from this one (the arena's, gunicorn's workers) use it. When a new folder is made, the
+folders of other digests not used for :data:`KEEP_DAYS` days are removed (but the
+:data:`KEEP_RECENT` most recently used), and so are the cache files numba wrote beside
+the sources before this folder existed.
 
 Import this module before any ``@njit`` is applied (each compiled module imports
 :data:`JIT` from it): numba picks the cache folder when a function is decorated.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -50,11 +52,18 @@ SOURCES = (
     "snake/rules/results.py", "snake/rules/stages.py",
 )
 
-#: Days after which another digest's folder, not written to since, is removed.
+#: Days after which another digest's folder, not used since, is removed (the
+#: :data:`KEEP_RECENT` most recently used are kept whatever their age).
 KEEP_DAYS = 2
+KEEP_RECENT = 3
 
 _ROOT = Path(__file__).resolve().parents[2]
-_PREFIX = "nuppeppou-"
+_FOLDER = re.compile(r"nuppeppou-[0-9a-f]{16}")
+#: Set beside ``NUMBA_CACHE_DIR`` for the processes started from this one: the base the
+#: digest's folder was put in, so that they use it rather than a folder below it.
+_BASE_VARIABLE = "NUPPEPPOU_NUMBA_CACHE_BASE"
+#: Where numba kept this project's cache before it had a folder of its own (stale now).
+_OLD_PLACES = ("snake/core/__pycache__", "nnue/__pycache__", "bench/__pycache__")
 
 
 def source_digest(root: Path = _ROOT) -> str:
@@ -65,41 +74,81 @@ def source_digest(root: Path = _ROOT) -> str:
     return digest.hexdigest()[:16]
 
 
+def _private_temporary() -> Path | None:
+    """A folder of this user's own in the shared temporary folder (cache files are
+    pickles: a folder another user could write to would let them run code as this one),
+    or ``None``."""
+    folder = Path(tempfile.gettempdir()) / f"nuppeppou-numba-{os.getuid()}"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        info = folder.lstat()
+    except OSError:
+        return None
+    if folder.is_symlink() or info.st_uid != os.getuid() or info.st_mode & 0o022:
+        return None
+    return folder
+
+
 def _bases() -> list[Path]:
     """Where the digests' folders may go, in order of preference (module docstring)."""
     given = os.environ.get("NUMBA_CACHE_DIR")
+    inherited = os.environ.get(_BASE_VARIABLE)
+    if given and inherited and Path(given).parent == Path(inherited):
+        return [Path(inherited)]
     if given:
-        path = Path(given)
-        # set by the process that started this one: its parent is the base
-        return [path.parent if path.name.startswith(_PREFIX) else path]
+        return [Path(given).absolute()]
     bases = [Path(__file__).resolve().parent / "__pycache__"]
     try:
         bases.append(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
                      / "nuppeppou")
     except RuntimeError:        # no home folder to be found
         pass
-    return bases + [Path(tempfile.gettempdir()) / "nuppeppou"]
+    temporary = _private_temporary()
+    return bases + ([temporary] if temporary else [])
 
 
-def prune(base: Path, keep: str, days: float = KEEP_DAYS) -> list[Path]:
-    """Remove the digests' folders in ``base`` other than ``keep`` not written to for
-    ``days`` days; returns those removed."""
-    removed = []
-    cutoff = time.time() - days * 86400
-    for folder in base.glob(_PREFIX + "*"):
+def prune(base: Path, keep: str, days: float = KEEP_DAYS,
+          recent: int = KEEP_RECENT) -> list[Path]:
+    """Remove the digests' folders in ``base`` (named as this module names them) other
+    than ``keep`` and the ``recent`` most recently used that were not used for ``days``
+    days; returns those removed."""
+    folders = []
+    try:
+        entries = list(base.iterdir())
+    except OSError:
+        return []
+    for folder in entries:
         try:
-            if folder.name != keep and folder.is_dir() and folder.stat().st_mtime < cutoff:
-                shutil.rmtree(folder, ignore_errors=True)
-                removed.append(folder)
+            if folder.name != keep and _FOLDER.fullmatch(folder.name) and folder.is_dir():
+                folders.append((folder.stat().st_mtime, folder))
         except OSError:
             pass        # another process removed it first
+    folders.sort(reverse=True)
+    cutoff = time.time() - days * 86400
+    removed = []
+    for used, folder in folders[recent:]:
+        if used < cutoff:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
     return removed
 
 
+def _remove_old_caches(root: Path = _ROOT) -> None:
+    """Delete the cache files numba wrote beside the sources before the digest's folder
+    (:data:`_OLD_PLACES`): numba would fall back to them if the folder failed it."""
+    for place in _OLD_PLACES:
+        for pattern in ("*.nbi", "*.nbc"):
+            for file in (root / place).glob(pattern):
+                try:
+                    file.unlink()
+                except OSError:
+                    pass
+
+
 def cache_folder() -> Path:
-    """This checkout's cache folder (module docstring), made if needed. Raises
-    ``OSError`` when no place for it is writable."""
-    name = _PREFIX + source_digest()
+    """This checkout's cache folder (module docstring), made if needed and marked used
+    now. Raises ``OSError`` when no place for it is writable."""
+    name = "nuppeppou-" + source_digest()
     error: OSError | None = None
     for base in _bases():
         folder = base / name
@@ -107,17 +156,20 @@ def cache_folder() -> Path:
             if not folder.is_dir():
                 folder.mkdir(parents=True, exist_ok=True)
                 prune(base, keep=name)
+                _remove_old_caches()
+            os.utime(folder)        # used now (numba writes below it, not in it)
             if os.access(folder, os.W_OK):
                 return folder
         except OSError as exc:
             error = exc
-    raise error or OSError(f"no writable folder for numba's cache (tried {_bases()})")
+    raise error or OSError("no writable folder for numba's cache")
 
 
 def _use(folder: Path) -> None:
     # the environment too: numba reloads its settings from it when a NUMBA_ variable
     # changes, and processes started from this one inherit it
     os.environ["NUMBA_CACHE_DIR"] = str(folder)
+    os.environ[_BASE_VARIABLE] = str(folder.parent)
     numba.config.CACHE_DIR = str(folder)
 
 
