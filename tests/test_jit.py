@@ -4,7 +4,6 @@ its own file only."""
 
 from __future__ import annotations
 
-import ast
 import os
 import shutil
 import subprocess
@@ -13,54 +12,28 @@ import time
 from pathlib import Path
 
 from snake.core import jit
+from tests.test_structure import PACKAGES, imports_of, project_modules
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("snake", "nnue")
-
-
-def _module_file(name: str) -> Path | None:
-    path = ROOT.joinpath(*name.split("."))
-    if (path / "__init__.py").is_file():
-        return path / "__init__.py"
-    return path.with_suffix(".py") if path.with_suffix(".py").is_file() else None
-
-
-def _project_imports(path: Path) -> set[Path]:
-    """The project's files that ``path`` imports (with their packages' ``__init__``)."""
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    package = parts[:-1]
-    names = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            base = package[:len(package) - node.level + 1] if node.level else []
-            module = ".".join(base + ([node.module] if node.module else []))
-            names += [module] + [f"{module}.{alias.name}" for alias in node.names]
-        elif isinstance(node, ast.Import):
-            names += [alias.name for alias in node.names]
-    found = set()
-    for name in names:
-        if name.split(".")[0] not in PACKAGES:
-            continue
-        pieces = name.split(".")
-        for k in range(1, len(pieces) + 1):
-            file = _module_file(".".join(pieces[:k]))
-            if file:
-                found.add(file)
-    return found
 
 
 def test_the_digest_covers_every_file_compiled_code_is_built_from():
     """SOURCES is exactly the files that define compiled functions and every project
     module they import, transitively: a file left out could change without a recompile."""
-    files = [p for package in PACKAGES for p in (ROOT / package).rglob("*.py")]
-    compiled = {p for p in files if "@njit" in p.read_text() or "njit(**JIT)" in p.read_text()}
-    assert ROOT / "snake/core/search.py" in compiled and ROOT / "nnue/layers.py" in compiled
-    closure, todo = set(), list(compiled)
+    modules = project_modules()
+    names = set(modules)
+    compiled = {name for name, path in modules.items()
+                if "@njit" in path.read_text() or "njit(**JIT)" in path.read_text()}
+    assert {"snake.core.search", "nnue.layers"} <= compiled
+    # a module's own packages run first too (their __init__), which the import graph leaves out
+    closure, todo = set(), [".".join(name.split(".")[:k]) for name in compiled
+                            for k in range(1, name.count(".") + 2)]
     while todo:
-        path = todo.pop()
-        if path not in closure:
-            closure.add(path)
-            todo += _project_imports(path) - closure
+        name = todo.pop()
+        if name not in closure:
+            closure.add(name)
+            todo += imports_of(name, modules[name], names) - closure
+    closure = {modules[name] for name in closure}
     assert sorted(str(p.relative_to(ROOT)) for p in closure) == sorted(jit.SOURCES)
 
 

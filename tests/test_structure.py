@@ -26,13 +26,13 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _sources() -> dict[str, Path]:
+def project_modules() -> dict[str, Path]:
     found = {_module_name(p): p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")}
     found["app"] = ROOT / "app.py"
     return found
 
 
-def _imports(name: str, path: Path, modules: set[str]) -> set[str]:
+def imports_of(name: str, path: Path, modules: set[str]) -> set[str]:
     """The project modules that ``name`` imports (with their ancestor packages)."""
     is_package = path.name == "__init__.py"
     package = name if is_package else name.rpartition(".")[0]
@@ -86,9 +86,9 @@ def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 def test_the_import_graph_has_no_cycle():
-    sources = _sources()
+    sources = project_modules()
     modules = set(sources)
-    graph = {name: _imports(name, path, modules) for name, path in sources.items()}
+    graph = {name: imports_of(name, path, modules) for name, path in sources.items()}
     assert graph["snake.strategies"] >= {"snake.strategy", "snake.search.strategy"}   # the reader works
     assert _find_cycle(graph) is None, " -> ".join(_find_cycle(graph))
 
@@ -99,13 +99,13 @@ def test_the_cycle_finder_finds_a_cycle():
 
 
 def test_the_game_model_and_the_serving_path_import_no_training_code():
-    sources = _sources()
+    sources = project_modules()
     modules = set(sources)
     for name, path in sources.items():
         if name.startswith("nnue.train"):
             continue
-        assert not any(m.startswith("nnue.train") for m in _imports(name, path, modules)), name
-    assert _imports("snake.board", sources["snake.board"], modules) == set()
+        assert not any(m.startswith("nnue.train") for m in imports_of(name, path, modules)), name
+    assert imports_of("snake.board", sources["snake.board"], modules) == set()
 
 
 #: Concepts that must be defined in exactly one place (a module-level ``def``, ``class`` or
