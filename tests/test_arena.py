@@ -2,6 +2,7 @@
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -643,6 +644,59 @@ def test_the_postmortem_says_whether_the_killer_was_searched(capsys, tmp_path, s
     assert row.rstrip().endswith(role)
     assert ("killed by another snake: 1; that snake played cheaply at its last choice not yet "
             f"proven lost in {cheap}, at some such choice in {cheap}") in out
+
+
+#: The last turns of a recorded loss (tests/data; the record of the arena game, trimmed).
+SEALED = Path(__file__).parent / "data" / "sealed-by-food.jsonl.gz"
+
+
+def _sealed_record(tmp_path, move_food=None):
+    """The last turns of a recorded 1v1 loss of `search` to `search-py` (11x11, turns 319 to
+    its death on 330); ``move_food`` (square, turn, square): the food on that square is
+    on the board from the first turn instead, and food appears on the other square on
+    that turn."""
+    import gzip
+    lines = gzip.open(SEALED, "rt").read().splitlines()
+    path = tmp_path / "game-00001.jsonl"
+    with path.open("w") as out:
+        for line in lines:
+            record = json.loads(line)
+            if move_food and "board" in record:
+                there, turn, appears = move_food
+                food = [f for f in record["board"]["food"] if (f["x"], f["y"]) != there]
+                food.append({"x": there[0], "y": there[1]})
+                if record["turn"] >= turn:
+                    food.append({"x": appears[0], "y": appears[1]})
+                record["board"]["food"] = food
+            out.write(json.dumps(record) + "\n")
+    return path
+
+
+def test_the_postmortem_finds_a_loss_sealed_by_food_that_appeared(capsys, tmp_path):
+    """Its last open choice (turn 322) was not a proven loss; food then appeared on (9, 6),
+    next to the other snake, which ate it, so its tail stayed where the loser was to get
+    out: turn 324 is a proven loss. Played again from 322 with no food appearing, 324 is
+    not, so the post-mortem says the food sealed it."""
+    from snake.arena.postmortem import main as postmortem
+    _sealed_record(tmp_path)
+    assert postmortem([str(tmp_path), "--nodes", "10000", "--moves", "9"]) == 0
+    out = capsys.readouterr().out
+    assert ("sealed by food that appeared: (9, 6) on turn 323; without it the position of "
+            "turn 324 is not proven lost (its last open choice: turn 322)") in out
+    assert "sealed by food that appeared after its last open choice (the search cannot " \
+           "foresee it): 1 of 1" in out
+
+
+def test_the_postmortem_does_not_blame_food_the_loss_stands_without(capsys, tmp_path):
+    """The same game with (9, 6) on the board from the start and food appearing far away,
+    on (0, 5), on turn 323: without that food the loss is still proven."""
+    from snake.arena.postmortem import main as postmortem
+    _sealed_record(tmp_path, move_food=((9, 6), 323, (0, 5)))
+    assert postmortem([str(tmp_path), "--nodes", "10000", "--moves", "9"]) == 0
+    out = capsys.readouterr().out
+    assert "proven loss" in out
+    assert "sealed by food that appeared: (" not in out
+    assert "(the search cannot foresee it): 0 of 1" in out
 
 
 def test_the_postmortem_refuses_what_it_cannot_search(capsys, tmp_path):

@@ -23,7 +23,10 @@ it neither shows nor hides what the search saw. The summary says, per death:
 - how early the loss was seen: from how many moves before its death every position with a
   choice was a proven loss;
 - whether the killer was played cheaply at its last choice not yet proven lost, or at any
-  such choice looked at: deaths a search of that snake might have seen coming.
+  such choice looked at: deaths a search of that snake might have seen coming;
+- whether food that appeared after its last open choice sealed the loss
+  (:func:`sealed_by_food`): the search cannot foresee food, so such a loss was not there to
+  be seen.
 
 Draws (the snake fell with the last others) are listed but not counted as deaths.
 
@@ -39,12 +42,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..board import parse_request
+from ..board import parse_request, state_to_request
+from ..rules import apply_rules
 from ..search.result import SearchResult
 from ..search.state import PROVEN
 from ..search.strategy import VARIANTS, make_search_strategy, split_options
-from .replay import ReplayError, read_replay
-from .tally import Death, how_it_died, outcome_of, record_files
+from .replay import Replay, ReplayError, read_replay
+from .tally import Death, how_it_died, outcome_of, record_files, recorded_moves
 
 #: The longest ``game.timeout`` a request may carry (ms): the re-searches stop on nodes.
 LONGEST_TIMEOUT = 60_000
@@ -74,6 +78,16 @@ class PositionView:
 
 
 @dataclass(slots=True)
+class Sealing:
+    """Food that appeared between its last open choice and the first position after it
+    proven lost, without which that position is not proven lost (:func:`sealed_by_food`)."""
+
+    choice_turn: int                     # its last choice not proven lost
+    proven_turn: int                     # the first position after it proven lost
+    food: list[tuple[int, int, int]]     # (the first turn it is on the board, x, y)
+
+
+@dataclass(slots=True)
 class Postmortem:
     """A death and the search's view of the moves before it."""
 
@@ -83,6 +97,7 @@ class Postmortem:
     turn: int                    # the turn of its last move
     views: list[PositionView]    # nearest the death first
     names: dict[str, str]        # snake id: "A grower", letters by turn 0's board order
+    sealed: Sealing | None = None
 
     def last_choice(self) -> PositionView | None:
         """The position nearest its death in which it had a choice."""
@@ -126,6 +141,17 @@ def score_text(view: PositionView) -> str:
     return f"{search.score:+.3f}"
 
 
+def view_of(body: dict, strategy, moves_before: int) -> PositionView:
+    """The strategy's view of the position in request ``body``, searched on nodes alone."""
+    body = copy.deepcopy(body)
+    body["game"]["timeout"] = LONGEST_TIMEOUT
+    request = parse_request(body)
+    decision = strategy.choose(request, None)
+    no_safe_move = decision.filter is not None and not decision.filter.allowed
+    return PositionView(request.state.turn, moves_before, decision.search,
+                        decision.method or "", no_safe_move)
+
+
 def look_back(path: Path, strategy, moves: int) -> Postmortem | None:
     """The death in the record at ``path`` and the search's view of its last ``moves``
     positions; ``None`` if the record's ``you`` did not die."""
@@ -136,16 +162,55 @@ def look_back(path: Path, strategy, moves: int) -> Postmortem | None:
     names = {s["id"]: f"{chr(ord('A') + k % 26)} {s['name']}"
              for k, s in enumerate(replay.turns[0]["board"]["snakes"])}
     draw = outcome_of(replay, replay.turns[0]["you"]["name"]) == "draw"
-    views = []
-    for back in range(min(moves, death.line + 1)):
-        body = copy.deepcopy(replay.turns[death.line - back])
-        body["game"]["timeout"] = LONGEST_TIMEOUT
-        request = parse_request(body)
-        decision = strategy.choose(request, None)
-        no_safe_move = decision.filter is not None and not decision.filter.allowed
-        views.append(PositionView(request.state.turn, back + 1, decision.search,
-                                  decision.method or "", no_safe_move))
-    return Postmortem(path.name, death, draw, replay.turns[death.line]["turn"], views, names)
+    views = [view_of(replay.turns[death.line - back], strategy, back + 1)
+             for back in range(min(moves, death.line + 1))]
+    return Postmortem(path.name, death, draw, replay.turns[death.line]["turn"], views, names,
+                      sealed_by_food(replay, death, views, strategy))
+
+
+def sealed_by_food(replay: Replay, death: Death, views: list[PositionView],
+                   strategy) -> Sealing | None:
+    """Whether food that appeared after its last open choice sealed the loss.
+
+    The search cannot foresee food (the rules' turn step spawns none), so a loss it first
+    proves after new food appeared may be that food's doing: an opponent that eats it grows,
+    and the square its tail was to leave stays blocked. To tell, the record's moves from its
+    last choice not proven lost (among ``views``) are played again through the rules with no
+    food appearing (hazards as recorded), up to the first later position proven lost, which
+    is searched again. If it is then not proven lost, the food sealed the loss. ``None``: no
+    such pair of positions, no food appeared between them, or the loss stands without it."""
+    choice = next((v for v in views if not v.forced and not v.proven_lost), None)
+    if choice is None:
+        return None
+    later = [v for v in views if v.moves_before < choice.moves_before and v.proven_lost]
+    if not later:
+        return None
+    proven = max(later, key=lambda v: v.moves_before)
+    turns = replay.turns
+    first = death.line - (choice.moves_before - 1)
+    last = death.line - (proven.moves_before - 1)
+    appeared = []
+    for i in range(first + 1, last + 1):
+        there = {(f["x"], f["y"]) for f in turns[i - 1]["board"]["food"]}
+        appeared += [(turns[i]["turn"], f["x"], f["y"]) for f in turns[i]["board"]["food"]
+                     if (f["x"], f["y"]) not in there]
+    if not appeared:
+        return None
+    you_id = turns[0]["you"]["id"]
+    state = parse_request(turns[first]).state
+    for i in range(first, last):
+        moves = recorded_moves(turns[i], turns[i + 1], you_id)
+        if moves is None:
+            return None
+        state = apply_rules(state, moves)
+        state.board.hazards = [(h["x"], h["y"]) for h in turns[i + 1]["board"]["hazards"]]
+        state.turn = turns[i + 1]["turn"]
+        if state.board.snake(you_id).eliminated_cause:
+            return None
+    unfed = view_of(state_to_request(state, you_id), strategy, proven.moves_before)
+    if unfed.proven_lost:
+        return None
+    return Sealing(choice.turn, proven.turn, appeared)
 
 
 def report(post: Postmortem) -> list[str]:
@@ -176,6 +241,12 @@ def report(post: Postmortem) -> list[str]:
         lines.append(f"  {view.turn:>5}  {view.moves_before:>6}  {score_text(view):>12}  "
                      f"{search.depth:>5}  {search.stopped:<11}  {searched} ({search.replies})  "
                      f"{cheap}  {role}")
+    if post.sealed is not None:
+        sealed = post.sealed
+        food = ", ".join(f"({x}, {y}) on turn {turn}" for turn, x, y in sealed.food)
+        lines.append(f"  sealed by food that appeared: {food}; without it the position of turn "
+                     f"{sealed.proven_turn} is not proven lost (its last open choice: turn "
+                     f"{sealed.choice_turn})")
     return lines
 
 
@@ -205,6 +276,8 @@ def summary(posts: list[Postmortem], moves: int) -> list[str]:
     some = sum(p.killer_cheap(last_only=False) for p in killed)
     lines.append(f"  killed by another snake: {len(killed)}; that snake played cheaply at its "
                  f"last choice not yet proven lost in {last}, at some such choice in {some}")
+    lines.append(f"  sealed by food that appeared after its last open choice (the search cannot "
+                 f"foresee it): {sum(p.sealed is not None for p in deaths)} of {len(deaths)}")
     return lines
 
 

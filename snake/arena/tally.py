@@ -221,12 +221,36 @@ class Death:
     trapped: bool     # none of its moves would have lived through the others' moves
 
 
+def recorded_moves(before: dict, after: dict, you_id: str) -> dict[str, str] | None:
+    """The moves that took record line ``before`` to line ``after``: each snake's move read
+    off its head in ``after`` (``you``'s off its body there, frozen in place when it fell),
+    and for the snakes that fell on that turn the first moves (in move order) under which
+    the rules eliminate exactly the snakes the record lost. ``None`` when no moves explain
+    the next line."""
+    state = parse_request(before).state
+    heads = {s["id"]: (s["head"]["x"], s["head"]["y"]) for s in after["board"]["snakes"]}
+    heads[you_id] = (after["you"]["head"]["x"], after["you"]["head"]["y"])
+    survivors = {s["id"] for s in after["board"]["snakes"]}
+    living = state.board.living_snakes
+    moves = {}
+    for snake in (s for s in living if s.id in heads):
+        move = next((m for m in MOVES if next_square(state, snake.head, m) == heads[snake.id]),
+                    None)
+        if move is None:
+            return None
+        moves[snake.id] = move
+    fallen = [s.id for s in living if s.id not in heads]
+    for combo in itertools.product(MOVES, repeat=len(fallen)):
+        chosen = {**moves, **dict(zip(fallen, combo))}
+        if {s.id for s in apply_rules(state, chosen).board.living_snakes} == survivors:
+            return chosen
+    return None
+
+
 def how_it_died(replay: Replay) -> Death | None:
     """How the record's ``you`` died, or ``None`` if it did not. Its last turn is replayed
-    through the rules: its move read off its frozen body in the next line; the others' off
-    their next heads, and for a snake that died on the same turn, the first move (in move
-    order) under which the rules eliminate exactly the snakes the record lost. It was
-    trapped when none of its own moves lives through those moves of the others."""
+    through the rules with the moves of :func:`recorded_moves`. It was trapped when none of
+    its own moves lives through those moves of the others."""
     turns = replay.turns
     you_id = turns[0]["you"]["id"]
     for i in range(len(turns) - 1):
@@ -235,30 +259,11 @@ def how_it_died(replay: Replay) -> Death | None:
             break
     else:
         return None
-    unknown = Death(i, "", "", False)
-    before, after = turns[i], turns[i + 1]
-    state = parse_request(before).state
-    heads = {s["id"]: (s["head"]["x"], s["head"]["y"]) for s in after["board"]["snakes"]}
-    heads[you_id] = (after["you"]["head"]["x"], after["you"]["head"]["y"])
-    survivors = {s["id"] for s in after["board"]["snakes"]}
-
-    def move_to(snake) -> str | None:
-        return next((m for m in MOVES if next_square(state, snake.head, m) == heads[snake.id]),
-                    None)
-
-    living = state.board.living_snakes
-    moves = {s.id: move_to(s) for s in living if s.id in heads}
-    if moves.get(you_id) is None:
-        return unknown
-    fallen = [s.id for s in living if s.id not in heads]
-    for combo in itertools.product(MOVES, repeat=len(fallen)):
-        chosen = {**moves, **dict(zip(fallen, combo))}
-        after_state = apply_rules(state, chosen)
-        if {s.id for s in after_state.board.living_snakes} == survivors:
-            break
-    else:
-        return unknown
-    you = after_state.board.snake(you_id)
+    chosen = recorded_moves(turns[i], turns[i + 1], you_id)
+    if chosen is None or you_id not in chosen:
+        return Death(i, "", "", False)
+    state = parse_request(turns[i]).state
+    you = apply_rules(state, chosen).board.snake(you_id)
     trapped = all(apply_rules(state, {**chosen, you_id: m}).board.snake(you_id).eliminated_cause
                   for m in MOVES)
     killer = you.eliminated_by if you.eliminated_by != you_id else ""
