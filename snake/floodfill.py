@@ -83,6 +83,27 @@ def flood_fill_scores(state: GameState, you: Snake, moves: Iterable[str] = MOVES
     return scores
 
 
+def room(state: GameState, snake: Snake) -> set[int]:
+    """The squares (indices ``y * width + x``) ``snake`` can reach: every region its moves
+    enter, through squares free after this turn's movement as :func:`free_grid` sees them
+    for it. Empty for a snake that is not alive."""
+    board = state.board
+    width = board.width
+    if not snake.alive:
+        return set()
+    grid = free_grid(state, snake)
+    neighbours = neighbour_table(width, board.height, state.ruleset.wraps)
+    head = snake.head
+    stack = [j for j in neighbours[head[1] * width + head[0]] if grid[j]]
+    seen = set(stack)
+    while stack:
+        for j in neighbours[stack.pop()]:
+            if grid[j] and j not in seen:
+                seen.add(j)
+                stack.append(j)
+    return seen
+
+
 def best_move(scores: dict[str, float], allowed: Iterable[str]) -> str | None:
     """The allowed move with the greatest score, ties broken in MOVES order; ``None`` when
     nothing is allowed."""

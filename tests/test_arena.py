@@ -683,6 +683,10 @@ def test_the_postmortem_finds_a_loss_sealed_by_food_that_appeared(capsys, tmp_pa
     out = capsys.readouterr().out
     assert ("sealed by food that appeared: (9, 6) on turn 323; without it the position of "
             "turn 324 is not proven lost (its last open choice: turn 322)") in out
+    assert ("cut off from the others for good from turn 323 (8 moves before its death): it "
+            "could reach 5 squares, the others at most 76") in out
+    assert ("cut off from the others for good before its death: 1 of 1, median 8 moves before; "
+            "with less room than another snake in 1") in out
     assert "sealed by food that appeared after its last open choice (the search cannot " \
            "foresee it): 1 of 1" in out
 

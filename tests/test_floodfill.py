@@ -1,7 +1,7 @@
 """Flood fill (SPEC §2 step 4) on boards drawn as ASCII."""
 
 from snake.diagram import from_ascii
-from snake.floodfill import best_move, flood_fill_scores
+from snake.floodfill import best_move, flood_fill_scores, room
 from snake.strategies import get_strategy
 
 # B just ate? Then its tail (0,3) stays and splits the board in two.
@@ -29,6 +29,21 @@ def test_a_moving_tail_opens_the_way():
     s = scores(SPLIT)
     # B's tail (0,3) is free after the move and joins the top row: 13 + 1 + 5.
     assert s["left"] == s["right"] == 19.0
+
+
+def test_the_room_of_a_snake_is_every_region_its_moves_enter():
+    """B's body (its tail stacked: it just ate) cuts the board: A can reach the 13 squares
+    below it; B, whose head touches both parts, those and the 5 of the top row. With B's
+    tail moving, the parts join and A's room is B's."""
+    game = from_ascii(SPLIT, stacked={"B": 1})
+    board = game.state.board
+    below = room(game.state, board.snake("A"))
+    assert len(below) == 13
+    assert room(game.state, board.snake("B")) == below | {4 * 5 + x for x in range(5)}
+    game = from_ascii(SPLIT)
+    board = game.state.board
+    assert room(game.state, board.snake("A")) == room(game.state, board.snake("B"))
+    assert len(room(game.state, board.snake("A"))) == 19
 
 
 def test_food_is_worth_the_health_it_restores_and_hazards_a_sixteenth():

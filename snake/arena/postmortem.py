@@ -24,6 +24,8 @@ it neither shows nor hides what the search saw. The summary says, per death:
   choice was a proven loss;
 - whether the killer was played cheaply at its last choice not yet proven lost, or at any
   such choice looked at: deaths a search of that snake might have seen coming;
+- from when it was cut off for good from every other snake (:func:`cut_off`), with the
+  room it and the others had then: in a duel, the partition that decided the game;
 - whether food that appeared after its last open choice sealed the loss
   (:func:`sealed_by_food`): the search cannot foresee food, so such a loss was not there to
   be seen.
@@ -43,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..board import parse_request, state_to_request
+from ..floodfill import room
 from ..rules import apply_rules
 from ..search.result import SearchResult
 from ..search.state import PROVEN
@@ -88,6 +91,16 @@ class Sealing:
 
 
 @dataclass(slots=True)
+class CutOff:
+    """From when it was cut off for good from every other snake (:func:`cut_off`)."""
+
+    turn: int
+    moves_before: int            # 1: the position of its last move
+    room: int                    # the squares it could reach then
+    others_room: int             # the most any other snake could reach then
+
+
+@dataclass(slots=True)
 class Postmortem:
     """A death and the search's view of the moves before it."""
 
@@ -98,6 +111,7 @@ class Postmortem:
     views: list[PositionView]    # nearest the death first
     names: dict[str, str]        # snake id: "A grower", letters by turn 0's board order
     sealed: Sealing | None = None
+    cut_off: CutOff | None = None
 
     def last_choice(self) -> PositionView | None:
         """The position nearest its death in which it had a choice."""
@@ -165,7 +179,25 @@ def look_back(path: Path, strategy, moves: int) -> Postmortem | None:
     views = [view_of(replay.turns[death.line - back], strategy, back + 1)
              for back in range(min(moves, death.line + 1))]
     return Postmortem(path.name, death, draw, replay.turns[death.line]["turn"], views, names,
-                      sealed_by_food(replay, death, views, strategy))
+                      sealed_by_food(replay, death, views, strategy), cut_off(replay, death))
+
+
+def cut_off(replay: Replay, death: Death) -> CutOff | None:
+    """From which position before its death (looking back through the whole record) no
+    other snake could reach any square it could reach (:func:`snake.floodfill.room`: through
+    squares free after that turn's movement), to the end; ``None`` if it never was. In a
+    duel this is the partition that decides the game: each snake lives in its own part."""
+    you_id = replay.turns[0]["you"]["id"]
+    found = None
+    for back in range(death.line + 1):
+        state = parse_request(replay.turns[death.line - back]).state
+        you = state.board.snake(you_id)
+        mine = room(state, you)
+        others = [room(state, s) for s in state.board.living_snakes if s.id != you_id]
+        if not others or any(mine & theirs for theirs in others):
+            break
+        found = CutOff(state.turn, back + 1, len(mine), max(len(theirs) for theirs in others))
+    return found
 
 
 def sealed_by_food(replay: Replay, death: Death, views: list[PositionView],
@@ -241,6 +273,11 @@ def report(post: Postmortem) -> list[str]:
         lines.append(f"  {view.turn:>5}  {view.moves_before:>6}  {score_text(view):>12}  "
                      f"{search.depth:>5}  {search.stopped:<11}  {searched} ({search.replies})  "
                      f"{cheap}  {role}")
+    if post.cut_off is not None:
+        cut = post.cut_off
+        lines.append(f"  cut off from the others for good from turn {cut.turn} ({cut.moves_before} "
+                     f"moves before its death): it could reach {cut.room} squares, the others at "
+                     f"most {cut.others_room}")
     if post.sealed is not None:
         sealed = post.sealed
         food = ", ".join(f"({x}, {y}) on turn {turn}" for turn, x, y in sealed.food)
@@ -276,6 +313,14 @@ def summary(posts: list[Postmortem], moves: int) -> list[str]:
     some = sum(p.killer_cheap(last_only=False) for p in killed)
     lines.append(f"  killed by another snake: {len(killed)}; that snake played cheaply at its "
                  f"last choice not yet proven lost in {last}, at some such choice in {some}")
+    cut = [p.cut_off for p in deaths if p.cut_off is not None]
+    if cut:
+        lines.append(f"  cut off from the others for good before its death: {len(cut)} of "
+                     f"{len(deaths)}, median {statistics.median(c.moves_before for c in cut):g} "
+                     f"moves before; with less room than another snake in "
+                     f"{sum(c.room < c.others_room for c in cut)}")
+    else:
+        lines.append("  cut off from the others for good before its death: 0")
     lines.append(f"  sealed by food that appeared after its last open choice (the search cannot "
                  f"foresee it): {sum(p.sealed is not None for p in deaths)} of {len(deaths)}")
     return lines
