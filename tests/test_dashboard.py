@@ -161,6 +161,38 @@ def test_metrics_count_moves_answers_and_depth(played):
     assert "nuppeppou_game_log_dropped_total" in after and "nuppeppou_sessions" in after
 
 
+def test_a_lost_game_says_how_it_ended(tmp_path, monkeypatch):
+    """A recorded loss imported into the log (the last turns of a 1v1 game, tests/data): the
+    page says how our snake died, by the rules, and from when it was cut off. The same game
+    as the winner saw it says nothing of the kind."""
+    import gzip
+
+    from snake.gamelog.__main__ import main as gamelog
+    from tests.test_arena import SEALED
+    monkeypatch.delenv("NUPPEPPOU_DASHBOARD_TOKEN", raising=False)
+    lines = [json.loads(line) for line in gzip.open(SEALED, "rt").read().splitlines()]
+    for folder, you in (("loser", None), ("winner", "snake-0-4c4c870f")):
+        records = tmp_path / folder
+        records.mkdir()
+        for line in lines:
+            if you and "board" in line:
+                line["you"] = next(s for s in line["board"]["snakes"] if s["id"] == you)
+        (records / "game-00001.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+        assert gamelog(["import", str(records), "--db", str(tmp_path / "games.db")]) == 0
+    log = GameLog(tmp_path / "games.db")
+    client = create_app(network=None, strategy="floodfill", game_log=log).test_client()
+    page = "/games/4c4c870f-dd87-49c8-87a1-dd1967ec5727?you="
+    text = client.get(page + "snake-1-4c4c870f").get_data(as_text=True)
+    ending = re.search(r'<ul id="ending">(.*?)</ul>', text, re.S).group(1)
+    assert ("died on its move from turn 330: snake-collision, by search-py; trapped (none of "
+            "its moves would have lived)") in ending
+    assert ("cut off from the others for good from turn 323 (8 moves before its death): it "
+            "could reach 5 squares, the others at most 76") in ending
+    winner = client.get(page + "snake-0-4c4c870f").get_data(as_text=True)
+    assert '<svg id="board"' in winner and 'id="ending"' not in winner
+    log.close()
+
+
 def test_with_the_game_log_off_the_dashboard_says_so(monkeypatch):
     app = create_app(network=None, strategy="floodfill", game_log=None)
     page = app.test_client().get("/games")

@@ -245,17 +245,45 @@ def sealed_by_food(replay: Replay, death: Death, views: list[PositionView],
     return Sealing(choice.turn, proven.turn, appeared)
 
 
+def how_text(death: Death, names: dict[str, str], draw: bool) -> str:
+    """How it died, in words: the cause by the rules, by whom, trapped or not."""
+    if draw:
+        return "a draw: it fell with the last others"
+    if not death.cause:
+        return "cause unknown"
+    killer = names.get(death.killer, death.killer) if death.killer else "no snake"
+    return f"{death.cause}, by {killer}{'; trapped' if death.trapped else ''}"
+
+
+def cut_off_text(cut: CutOff) -> str:
+    return (f"cut off from the others for good from turn {cut.turn} ({cut.moves_before} moves "
+            f"before its death): it could reach {cut.room} squares, the others at most "
+            f"{cut.others_room}")
+
+
+def how_it_ended(replay: Replay) -> list[str]:
+    """What the rules alone say of the death of the record's ``you`` (no search: cheap
+    enough for a web page): how it died and from when it was cut off; nothing if it did
+    not die."""
+    death = how_it_died(replay)
+    if death is None:
+        return []
+    names = {s["id"]: s["name"] or s["id"] for s in replay.turns[0]["board"]["snakes"]}
+    draw = outcome_of(replay, replay.turns[0]["you"]["name"]) == "draw"
+    lines = [f"died on its move from turn {replay.turns[death.line]['turn']}: "
+             f"{how_text(death, names, draw)}"
+             + (" (none of its moves would have lived)" if death.trapped and not draw else "")]
+    cut = cut_off(replay, death)
+    if cut is not None:
+        lines.append(cut_off_text(cut))
+    return lines
+
+
 def report(post: Postmortem) -> list[str]:
     death, names = post.death, post.names
     letter = {sid: text.split(" ")[0] for sid, text in names.items()}
-    if not death.cause:
-        killer = "?"
-    else:
-        killer = names.get(death.killer, death.killer) if death.killer else "no snake"
-    how = "a draw: it fell with the last others" if post.draw else (
-        f"{death.cause or 'cause unknown'}, by {killer}{'; trapped' if death.trapped else ''}")
-    lines = [f"{post.file_name}: died on its move from turn {post.turn} ({how}); "
-             + ", ".join(names.values())]
+    lines = [f"{post.file_name}: died on its move from turn {post.turn} "
+             f"({how_text(death, names, post.draw)}); " + ", ".join(names.values())]
     lines.append(f"  {'turn':>5}  {'before':>6}  {'score':>12}  {'depth':>5}  {'stopped':<11}  "
                  "searched (replies)  cheap  killer")
     for view in post.views:
@@ -274,10 +302,7 @@ def report(post: Postmortem) -> list[str]:
                      f"{search.depth:>5}  {search.stopped:<11}  {searched} ({search.replies})  "
                      f"{cheap}  {role}")
     if post.cut_off is not None:
-        cut = post.cut_off
-        lines.append(f"  cut off from the others for good from turn {cut.turn} ({cut.moves_before} "
-                     f"moves before its death): it could reach {cut.room} squares, the others at "
-                     f"most {cut.others_room}")
+        lines.append("  " + cut_off_text(post.cut_off))
     if post.sealed is not None:
         sealed = post.sealed
         food = ", ".join(f"({x}, {y}) on turn {turn}" for turn, x, y in sealed.food)

@@ -13,6 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..arena.postmortem import how_it_ended
 from ..arena.replay import dumps_replay
 from ..gamelog.reader import (GameFilter, Summary, count_games, find_game, game_turns,
                               recent_games, replay_of, rulesets, summary)
@@ -82,6 +83,7 @@ def game_view(path: Path | None, game_id: str, you_id: str | None, fmt: str | No
             if replay is None:
                 return _message(404, "No turn of this game was recorded.")
             return View(200, "application/x-ndjson; charset=utf-8", dumps_replay(replay))
-        return View(200, HTML, game_page(game, game_turns(conn, game), replay))
+        ending = how_it_ended(replay) if replay is not None else []
+        return View(200, HTML, game_page(game, game_turns(conn, game), replay, ending))
     finally:
         conn.close()

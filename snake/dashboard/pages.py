@@ -4,7 +4,9 @@
 latency and depth distributions of recent answers, what answered them, and the recent
 games (when, ruleset, opponents, turns, result, latency p50/max, depth), newest first.
 
-``/games/<id>``: one game — the replay (the arena's viewer, :mod:`snake.arena.render`) and,
+``/games/<id>``: one game — how our snake died, when it did (the cause by the rules, by
+whom, whether it was trapped, from when it was cut off from the others), the replay (the
+arena's viewer, :mod:`snake.arena.render`) and,
 for the turn on the board, why the snake moved as it did (what answered, the filter, the
 search's depth, score, line and root scores, the times), a chart of score, depth and time
 by turn, and every turn in a table (a click shows that turn).
@@ -167,8 +169,10 @@ def _turn_data(turn: TurnRow) -> dict[str, Any]:
             "reasons": turn.reasons}
 
 
-def game_page(game: GameRow, turns: Sequence[TurnRow], replay: Replay | None) -> str:
-    """One game (see the module docstring)."""
+def game_page(game: GameRow, turns: Sequence[TurnRow], replay: Replay | None,
+              ending: Sequence[str] = ()) -> str:
+    """One game (see the module docstring); ``ending``: how our snake's death came about,
+    in lines of text (:func:`snake.arena.postmortem.how_it_ended`)."""
     result = game.result or "playing"
     header = [STYLE, '<div class="dash"><nav><a href="/games">&larr; all games</a>'
               f'<a href="{_e(game_link(game))}&amp;format=jsonl">record (JSONL)</a></nav>',
@@ -201,8 +205,15 @@ def game_page(game: GameRow, turns: Sequence[TurnRow], replay: Replay | None) ->
         f"<td class=\"num\">{'' if t.nodes is None else t.nodes}</td>"
         f'<td class="num">{_ms(t.think_ms)}</td><td class="num">{_ms(t.answer_ms)}</td>'
         f'<td class="num">{_ms(t.engine_latency_ms)}</td></tr>' for t in turns)
-    after = ['<div class="dash"><h2>Why this move</h2><div id="why"><span class="muted">'
-             'no answer of ours recorded for this turn</span></div>']
+    after = ['<div class="dash">']
+    if ending:
+        after.append('<h2>How it ended</h2><ul id="ending">'
+                     + "".join(f"<li>{_e(line)}</li>" for line in ending)
+                     + '<li class="muted">what its search saw on the moves before: '
+                       "<code>python -m snake.arena.postmortem RECORD --moves 16</code> on this "
+                       "game's record</li></ul>")
+    after.append('<h2>Why this move</h2><div id="why"><span class="muted">'
+                 'no answer of ours recorded for this turn</span></div>')
     if charts:
         after.append('<h2>By turn</h2><div class="charts">' + "".join(charts) + "</div>")
     after.append('<h2>Every turn</h2><div class="scroll"><table id="turns"><tr><th class="num">turn</th>'
