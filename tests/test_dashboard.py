@@ -193,6 +193,33 @@ def test_a_lost_game_says_how_it_ended(tmp_path, monkeypatch):
     log.close()
 
 
+def test_a_loss_whose_log_stops_at_its_last_move_says_what_it_cannot_tell(tmp_path,
+                                                                          monkeypatch):
+    """The service logs no turn after its snake's last /move, only the final board of /end,
+    turns later when the others played on: the page says how is not known (the moves of
+    that turn cannot be read off the board) and still from when it was cut off."""
+    import gzip
+
+    from snake.gamelog.__main__ import main as gamelog
+    from tests.test_arena import SEALED
+    monkeypatch.delenv("NUPPEPPOU_DASHBOARD_TOKEN", raising=False)
+    lines = [json.loads(line) for line in gzip.open(SEALED, "rt").read().splitlines()]
+    lines[-2]["turn"] += 5            # the final board, five turns after its last move
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "game-00001.jsonl").write_text(
+        "".join(json.dumps(x) + "\n" for x in lines))
+    assert gamelog(["import", str(tmp_path / "runs"), "--db", str(tmp_path / "games.db")]) == 0
+    log = GameLog(tmp_path / "games.db")
+    client = create_app(network=None, strategy="floodfill", game_log=log).test_client()
+    text = client.get("/games/4c4c870f-dd87-49c8-87a1-dd1967ec5727?you=snake-1-4c4c870f"
+                      ).get_data(as_text=True)
+    ending = re.search(r'<ul id="ending">(.*?)</ul>', text, re.S).group(1)
+    assert ("died after its last recorded move, from turn 330; the record holds no turn after "
+            "it but the last (336), so how is not known") in ending
+    assert "cut off from the others for good from turn 323" in ending
+    log.close()
+
+
 def test_with_the_game_log_off_the_dashboard_says_so(monkeypatch):
     app = create_app(network=None, strategy="floodfill", game_log=None)
     page = app.test_client().get("/games")

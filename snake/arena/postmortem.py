@@ -270,9 +270,14 @@ def how_it_ended(replay: Replay) -> list[str]:
         return []
     names = {s["id"]: s["name"] or s["id"] for s in replay.turns[0]["board"]["snakes"]}
     draw = outcome_of(replay, replay.turns[0]["you"]["name"]) == "draw"
-    lines = [f"died on its move from turn {replay.turns[death.line]['turn']}: "
-             f"{how_text(death, names, draw)}"
-             + (" (none of its moves would have lived)" if death.trapped and not draw else "")]
+    turn, following = (replay.turns[death.line + k]["turn"] for k in (0, 1))
+    if following != turn + 1:
+        lines = [f"died after its last recorded move, from turn {turn}; the record holds no "
+                 f"turn after it but the last ({following}), so how is not known"]
+    else:
+        lines = [f"died on its move from turn {turn}: {how_text(death, names, draw)}"
+                 + (" (none of its moves would have lived)" if death.trapped and not draw
+                    else "")]
     cut = cut_off(replay, death)
     if cut is not None:
         lines.append(cut_off_text(cut))

@@ -226,7 +226,10 @@ def recorded_moves(before: dict, after: dict, you_id: str) -> dict[str, str] | N
     off its head in ``after`` (``you``'s off its body there, frozen in place when it fell),
     and for the snakes that fell on that turn the first moves (in move order) under which
     the rules eliminate exactly the snakes the record lost. ``None`` when no moves explain
-    the next line."""
+    the next line, or it is not the next turn (a game log holds no turns after our snake's
+    last, only the final board of ``/end``)."""
+    if after.get("turn") != before.get("turn", -2) + 1:
+        return None
     state = parse_request(before).state
     heads = {s["id"]: (s["head"]["x"], s["head"]["y"]) for s in after["board"]["snakes"]}
     heads[you_id] = (after["you"]["head"]["x"], after["you"]["head"]["y"])
