@@ -11,6 +11,9 @@ Environment:
 ``NUPPEPPOU_STRATEGY``   strategy for ``/move`` (default ``search``; see snake/strategy.py)
 ``NUPPEPPOU_WEIGHTS``    network file (default ``weights/nnue.npz``; absent default: no network)
 ``NUPPEPPOU_IDLE_LIMIT`` seconds after which an idle game session is reclaimed (default 120)
+``NUPPEPPOU_ADAPTIVE_MARGIN``  ``off`` keeps the search's margin fixed (default ``on``: each
+                         game measures the network from the engine's latencies and keeps
+                         what it needs; snake/search/clock.py)
 ``NUPPEPPOU_LOG_LEVEL``  ``DEBUG`` adds one line per move with its latency (default ``INFO``)
 ``NUPPEPPOU_GAME_LOG``   the game log's SQLite file (default ``games.db``; ``off`` disables;
                          see snake/gamelog/store.py and docs/dashboard.md)
@@ -122,11 +125,14 @@ def create_app(
     one over a 32-slot accumulator stack of ``network``). ``game_log``: where games are
     recorded (default :func:`snake.gamelog.from_environment`; ``None``: nowhere).
     ``config`` updates Flask's config; ``IDLE_LIMIT`` sets the session idle limit in
-    seconds."""
+    seconds, ``ADAPTIVE_MARGIN`` (bool) whether sessions set each move's margin from the
+    engine's latencies."""
     configure_logging()
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
     app.config["IDLE_LIMIT"] = float(os.environ.get("NUPPEPPOU_IDLE_LIMIT", DEFAULT_IDLE_LIMIT))
+    app.config["ADAPTIVE_MARGIN"] = os.environ.get(
+        "NUPPEPPOU_ADAPTIVE_MARGIN", "on").strip().lower() not in ("off", "0", "no", "false")
     app.json.sort_keys = False
     if config:
         app.config.update(config)
@@ -138,7 +144,8 @@ def create_app(
         strategy = get_strategy(name, network=network)
     if sessions is None:
         pool = _make_pool(network) if network is not None else None
-        sessions = SessionManager(pool, idle_limit=float(app.config["IDLE_LIMIT"]), clock=clock)
+        sessions = SessionManager(pool, idle_limit=float(app.config["IDLE_LIMIT"]), clock=clock,
+                                  adaptive_margin=bool(app.config["ADAPTIVE_MARGIN"]))
     if network is None:
         log.info("no network (%s absent): strategy %s plays every game by flood fill",
                  os.environ.get("NUPPEPPOU_WEIGHTS") or "weights/nnue.npz", strategy.name)
@@ -228,6 +235,7 @@ def create_app(
         if decision.shout:
             answer["shout"] = decision.shout[:256]
         answer_ms = (time.perf_counter() - began) * 1000
+        sessions.answered(game, answer_ms)     # the next turn's latency is measured against it
         metrics.observe_move(decision, answer_ms, game.state.game.timeout)
         if game_log is not None:   # queued, never waited on
             if not game_log.turn(turn_record(game, raw, decision, answer_ms, strategy.name)):

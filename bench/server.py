@@ -16,7 +16,12 @@ a temporary directory and points the service at it with ``NUPPEPPOU_WEIGHTS``: t
 path is what gets measured.
 
 Options: ``--workers`` / ``--threads`` (default: gunicorn.conf.py's), ``--strategies``,
-``--games`` (per board), ``--turns`` (cap per game), ``--concurrency`` (32).
+``--games`` (per board), ``--turns`` (cap per game), ``--concurrency`` (32; 0 skips the
+load), ``--network-ms`` (a round trip the client adds to every request, as a distant engine
+would see it) and ``--margins`` (``adaptive`` as shipped, ``fixed``, or ``both``: the
+search's margin with ``NUPPEPPOU_ADAPTIVE_MARGIN`` off, then on, over the same games). As
+the engine does, each ``/move`` reports in ``latency`` how long the client waited for the
+previous answer (the timeout when it was late), which is what the adaptive margin reads.
 
 Under load it also counts how the moves were answered (from the service's DEBUG log): by
 a search, and at what depth (median, lowest), or by a fallback (the seed step).
@@ -102,12 +107,13 @@ class Server:
     """gunicorn with the repo's config on a free loopback port."""
 
     def __init__(self, strategy: str, weights: Path, workers: int | None, threads: int | None,
-                 game_log: Path | None = None):
+                 game_log: Path | None = None, adaptive_margin: bool = True):
         self.port = free_port()
         self.game_log = game_log
         env = dict(os.environ, PORT=str(self.port), NUPPEPPOU_STRATEGY=strategy,
                    NUPPEPPOU_WEIGHTS=str(weights), NUPPEPPOU_LOG_LEVEL="DEBUG",
-                   NUPPEPPOU_GAME_LOG=str(game_log) if game_log else "off")
+                   NUPPEPPOU_GAME_LOG=str(game_log) if game_log else "off",
+                   NUPPEPPOU_ADAPTIVE_MARGIN="on" if adaptive_margin else "off")
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)      # gunicorn.conf.py makes a fresh one
         if workers:
             env["NUPPEPPOU_WORKERS"] = str(workers)
@@ -200,28 +206,40 @@ class Server:
 
 
 def play(port: int, bodies: list[bytes], game_id: str, latencies: list[float],
-         errors: list[str]) -> None:
-    """Replay one game over one keep-alive connection; append /move latencies (s)."""
-    prefix = b'{"game": {"id": "%s",' % game_id.encode()
+         errors: list[str], network_ms: float = 0.0) -> None:
+    """Replay one game over one keep-alive connection; append /move latencies (s). As the
+    engine does, each /move reports how long the previous one took (``latency``: the
+    timeout when it was late); ``network_ms`` is a round trip added on the client's side,
+    half before each request and half after its answer."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     headers = {"Content-Type": "application/json"}
+    last_ms = 0.0
 
-    def post(path: str, body: bytes) -> float:
-        # Give every replay its own game id so sessions do not collide.
-        body = prefix + body[len(b'{"game": {'):].split(b",", 1)[1]
+    def post(path: str, raw: bytes) -> float:
+        body = json.loads(raw)
+        body["game"]["id"] = game_id        # every replay its own game: no shared sessions
+        you = body["you"]["id"]
+        for snake in body["board"]["snakes"] + [body["you"]]:
+            if snake["id"] == you:
+                snake["latency"] = f"{min(last_ms, TIMEOUT_MS):.0f}"
+        data = json.dumps(body).encode()
         began = time.perf_counter()
-        conn.request("POST", path, body=body, headers=headers)
+        time.sleep(network_ms / 2000.0)
+        conn.request("POST", path, body=data, headers=headers)
         response = conn.getresponse()
-        data = response.read()
+        answer = response.read()
+        time.sleep(network_ms / 2000.0)
         elapsed = time.perf_counter() - began
         if response.status != 200:
-            errors.append(f"{path} {response.status} {data[:200]!r}")
+            errors.append(f"{path} {response.status} {answer[:200]!r}")
         return elapsed
 
     try:
         post("/start", bodies[0])
         for body in bodies[:-2]:  # the last state is the one the game ended in
-            latencies.append(post("/move", body))
+            elapsed = post("/move", body)
+            latencies.append(elapsed)
+            last_ms = elapsed * 1000.0
         post("/end", bodies[-1])
     except OSError as exc:
         errors.append(f"{game_id}: {exc}")
@@ -239,21 +257,23 @@ def percentiles(latencies: list[float]) -> tuple[float, float, int]:
     return p50 * 1000, p99 * 1000, sum(x * 1000 > TIMEOUT_MS for x in xs)
 
 
-def run_sequential(port: int, games: list[list[bytes]], tag: str) -> tuple[float, float, int, int]:
+def run_sequential(port: int, games: list[list[bytes]], tag: str,
+                   network_ms: float = 0.0) -> tuple[float, float, int, int]:
     latencies: list[float] = []
     errors: list[str] = []
     for i, bodies in enumerate(games):
-        play(port, bodies, f"{tag}-{i}", latencies, errors)
+        play(port, bodies, f"{tag}-{i}", latencies, errors, network_ms)
     if errors:
         raise RuntimeError(f"{len(errors)} failed requests, first: {errors[0]}")
     return (*percentiles(latencies), len(latencies))
 
 
-def run_concurrent(port: int, games: list[list[bytes]], n: int, tag: str) -> tuple[float, float, int, int]:
+def run_concurrent(port: int, games: list[list[bytes]], n: int, tag: str,
+                   network_ms: float = 0.0) -> tuple[float, float, int, int]:
     latencies: list[float] = []
     errors: list[str] = []
     threads = [threading.Thread(target=play, args=(port, games[i % len(games)],
-                                                   f"{tag}-{i}", latencies, errors))
+                                                   f"{tag}-{i}", latencies, errors, network_ms))
                for i in range(n)]
     for t in threads:
         t.start()
@@ -288,7 +308,15 @@ def main(argv: list[str] | None = None) -> None:
                         help="network file (default: a random full-size one in a temp dir)")
     parser.add_argument("--no-game-log", action="store_true",
                         help="run the service without its game log (NUPPEPPOU_GAME_LOG=off)")
+    parser.add_argument("--network-ms", type=float, default=0.0,
+                        help="a round trip (ms) the client adds to every request, as a "
+                             "distant engine would see it (0)")
+    parser.add_argument("--margins", choices=("adaptive", "fixed", "both"), default="adaptive",
+                        help="the search's margin: as shipped (adaptive), fixed "
+                             "(NUPPEPPOU_ADAPTIVE_MARGIN=off), or both, fixed first")
     args = parser.parse_args(argv)
+    if args.network_ms < 0 or args.concurrency < 0:
+        parser.error("--network-ms and --concurrency must be at least 0")
 
     strategies = [s for s in args.strategies.split(",") if s]
     if DEFAULT_STRATEGY in strategies:  # the default strategy's figures go last
@@ -313,35 +341,44 @@ def main(argv: list[str] | None = None) -> None:
         workers = args.workers or "conf"
         threads = args.threads or "conf"
         print(f"gunicorn workers={workers} threads={threads}", flush=True)
+        if args.network_ms:
+            print(f"the client adds a {args.network_ms:g} ms round trip to every request",
+                  flush=True)
+        modes = {"adaptive": (True,), "fixed": (False,), "both": (False, True)}[args.margins]
         last = None
-        for strategy in strategies:
-            game_log = None if args.no_game_log else Path(tmp) / f"games-{strategy}.db"
-            server = Server(strategy, weights, args.workers, args.threads, game_log)
+        for strategy, adaptive in ((st, m) for st in strategies for m in modes):
+            label = strategy if args.margins != "both" else \
+                f"{strategy} ({'adaptive' if adaptive else 'fixed'} margin)"
+            game_log = None if args.no_game_log else Path(tmp) / f"games-{label}.db"
+            server = Server(strategy, weights, args.workers, args.threads, game_log, adaptive)
             answered = 0
             try:
                 for (side, snakes), games in recorded.items():
-                    p50, p99, late, n = run_sequential(server.port, games, f"{strategy}-{side}")
+                    p50, p99, late, n = run_sequential(server.port, games, f"{strategy}-{side}",
+                                                       args.network_ms)
                     answered += n
-                    print(f"{strategy:>9} {side}x{side} {snakes} snakes, 1 game:  "
+                    print(f"{label:>9} {side}x{side} {snakes} snakes, 1 game:  "
                           f"p50 {p50:.2f} ms, p99 {p99:.2f} ms ({n} moves, "
                           f"{late} later than {TIMEOUT_MS} ms)", flush=True)
-                offset = server.log_size()
-                p50, p99, late, n = run_concurrent(server.port, mixed, args.concurrency,
-                                                   f"{strategy}-load")
-                print(f"{strategy:>9} mixed, {args.concurrency} games at once: "
-                      f"p50 {p50:.2f} ms, p99 {p99:.2f} ms ({n} moves, "
-                      f"{late} later than {TIMEOUT_MS} ms)", flush=True)
-                answered += n
-                if strategy.startswith("search"):
-                    print(f"{'':>9} {how_answered(server.answers_since(offset))}", flush=True)
+                if args.concurrency:
+                    offset = server.log_size()
+                    p50, p99, late, n = run_concurrent(server.port, mixed, args.concurrency,
+                                                       f"{strategy}-load", args.network_ms)
+                    print(f"{label:>9} mixed, {args.concurrency} games at once: "
+                          f"p50 {p50:.2f} ms, p99 {p99:.2f} ms ({n} moves, "
+                          f"{late} later than {TIMEOUT_MS} ms)", flush=True)
+                    answered += n
+                    if strategy.startswith("search"):
+                        print(f"{'':>9} {how_answered(server.answers_since(offset))}", flush=True)
                 print(f"{'':>9} {server.game_log_report(answered)}", flush=True)
-                last = (strategy, p50, p99)
+                last = (label, p50, p99)
             finally:
                 server.stop()
     if last is not None:
         name, p50, p99 = last
         label = "" if name == DEFAULT_STRATEGY else f" [{name}]"
-        print(f"server{label}: p50 {p50:.1f} ms, p99 {p99:.1f} ms at {args.concurrency} games")
+        games = f"{args.concurrency} games" if args.concurrency else "1 game at a time (19x19)"
+        print(f"server{label}: p50 {p50:.1f} ms, p99 {p99:.1f} ms at {games}")
 
 
 if __name__ == "__main__":

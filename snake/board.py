@@ -22,6 +22,8 @@ the geometry of moves are :mod:`snake.rules`, which imports this module (never t
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,6 +144,17 @@ class Snake:
         return not self.eliminated_cause
 
     @property
+    def latency_ms(self) -> float | None:
+        """``latency`` as a number: the milliseconds the engine measured for this snake's
+        previous answer (the game's timeout when it did not answer in time; "0" before its
+        first). ``None`` when it is not a finite number of 0 or more."""
+        try:
+            value = float(self.latency)
+        except ValueError:
+            return None
+        return value if math.isfinite(value) and value >= 0 else None
+
+    @property
     def just_ate(self) -> bool:
         """The last two segments coincide, so the tail stays put next turn."""
         return len(self.body) >= 2 and self.body[-1] == self.body[-2]
@@ -231,6 +244,10 @@ class MoveRequest:
     #: When the request arrived (``time.perf_counter``), set by the server: the move is due
     #: ``game.timeout`` ms after it. ``None`` for requests built elsewhere.
     received: float | None = None
+    #: The time (ms) to keep for what happens outside the server's own handling, measured in
+    #: this game and set by the server's sessions (:mod:`snake.sessions`); ``None``: not
+    #: known yet, the strategy's own margin holds.
+    margin_ms: float | None = None
 
 
 class RequestError(ValueError):

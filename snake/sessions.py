@@ -17,6 +17,11 @@ Life of a session:
 - ``/end`` closes it: the accumulator is reset and pushed back on the stack, and the
   outcome (:func:`snake.rules.outcome_at_end`) and the number of turns are logged.
   ``/end`` for an unknown session does nothing.
+- Each session also measures the network: what the engine reports of our previous answer
+  (``latency``) minus the time the server spent on it (:meth:`SessionManager.answered`) is
+  that turn's overhead; ``/move`` sets ``request.margin_ms`` from the last few
+  (:func:`snake.search.clock.adaptive_margin_ms`) unless the manager was made with
+  ``adaptive_margin=False``.
 - The engine does not guarantee ``/end``: a session idle for longer than ``idle_limit``
   seconds (120 by default) is reclaimed the same way. Reclamation runs lazily at every
   request (a sweep of the session table; there are few sessions per process).
@@ -31,12 +36,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from .board import MoveRequest
 from .rules import outcome_at_end
+from .search.clock import OVERHEAD_TURNS, adaptive_margin_ms, overhead_ms
 
 log = logging.getLogger("nuppeppou.sessions")
 
@@ -68,6 +75,21 @@ class Session:
     moves: int = 0
     busy: int = 0  # requests holding or waiting for the lock (guarded by the manager's lock)
     closed: bool = False
+    #: (turn, ms) of our last answer, until the next turn's request reports the engine's view.
+    answered: tuple[int, float] | None = None
+    #: The overheads (ms) of the last turns: the engine's latency minus our time.
+    overheads: deque = field(default_factory=lambda: deque(maxlen=OVERHEAD_TURNS))
+
+    def margin_ms(self, request: MoveRequest) -> float | None:
+        """Takes in the engine's latency for our previous answer, when this request reports
+        it, and returns the margin for this move (``None`` until one is known)."""
+        latency = request.you.latency_ms
+        if (self.answered is not None and self.answered[0] == request.state.turn - 1
+                and latency is not None and latency > 0):
+            self.overheads.append(overhead_ms(latency, self.answered[1],
+                                              request.state.game.timeout))
+            self.answered = None
+        return adaptive_margin_ms(self.overheads) if self.overheads else None
 
 
 class SessionManager:
@@ -82,8 +104,10 @@ class SessionManager:
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         clock: Callable[[], float] = time.monotonic,
         covers: Callable[[MoveRequest], bool] = network_covers,
+        adaptive_margin: bool = True,
     ) -> None:
         self.pool = pool
+        self.adaptive_margin = adaptive_margin
         self.idle_limit = idle_limit
         self.max_sessions = max_sessions
         self.clock = clock
@@ -121,6 +145,8 @@ class SessionManager:
         try:
             with session.lock:
                 accumulator = None if session.closed else session.accumulator
+                if self.adaptive_margin:
+                    request.margin_ms = session.margin_ms(request)
                 try:
                     yield accumulator
                 except BaseException:
@@ -134,6 +160,15 @@ class SessionManager:
             with self._lock:
                 session.busy -= 1
                 session.last_seen = self.clock()
+
+    def answered(self, request: MoveRequest, answer_ms: float) -> None:
+        """The server took ``answer_ms`` on this ``/move`` (arrival to answer): kept until
+        the next turn's request says how long the engine waited for it."""
+        with self._lock:
+            session = self._sessions.get(self._key(request))
+        if session is not None:
+            with session.lock:
+                session.answered = (request.state.turn, answer_ms)
 
     def end(self, request: MoveRequest) -> str | None:
         """``/end``: close the session, return its accumulator, log the outcome. Returns the

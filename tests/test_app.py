@@ -338,3 +338,39 @@ def test_configuration_from_the_environment(monkeypatch, tmp_path, network):
     assert no_net.extensions["nuppeppou"]["network"] is None
     r = no_net.test_client().post("/move", json=body_of())
     assert r.status_code == 200
+
+
+class _Timed:
+    """Answers up at once and remembers the margin each request came with."""
+
+    name = "timed"
+
+    def __init__(self):
+        self.margins = []
+
+    def choose(self, request, accumulator):
+        self.margins.append(request.margin_ms)
+        return Decision("up")
+
+
+@pytest.mark.parametrize("adaptive", ["on", "off"])
+def test_the_engine_latency_sets_the_next_margin(network, monkeypatch, adaptive):
+    """The engine reports 140 ms for an answer the server sent in a few: about 140 ms went
+    on the network, and the next move keeps that and the safety (a first move keeps none
+    of its own); NUPPEPPOU_ADAPTIVE_MARGIN=off keeps none."""
+    from snake.search.clock import MARGIN_SAFETY_MS
+    monkeypatch.setenv("NUPPEPPOU_ADAPTIVE_MARGIN", adaptive)
+    timed = _Timed()
+    client = create_app(network=None, strategy=timed, game_log=None).test_client()
+    bodies = [state_to_request(r.state, "s0") for r in play(snakes=2, seed=6, turns=3)[:3]]
+    for body, latency in zip(bodies, ["0", "140", "140"]):
+        for snake in body["board"]["snakes"] + [body["you"]]:
+            if snake["id"] == "s0":
+                snake["latency"] = latency
+        assert client.post("/move", json=body).status_code == 200
+    assert timed.margins[0] is None
+    if adaptive == "off":
+        assert timed.margins == [None, None, None]
+    else:
+        assert all(140 + MARGIN_SAFETY_MS - 20 < m <= 140 + MARGIN_SAFETY_MS
+                   for m in timed.margins[1:])

@@ -276,3 +276,71 @@ def test_outcome_from_the_end_body():
     assert outcome_at_end(not_mates.state, not_mates.you) == "unfinished"
     solo = from_ascii(". A a a .", "solo")
     assert outcome_at_end(solo.state, solo.you) == "ended"
+
+
+def _with_latency(request: MoveRequest, latency: str) -> MoveRequest:
+    """The request as the engine sends it after our last answer took ``latency`` ms."""
+    request.you.latency = latency
+    return request
+
+
+def _margins(manager, requests, answers_ms, latencies):
+    """The margin each /move got: the server took ``answers_ms[t]`` on turn t, and the
+    engine reports ``latencies[t]`` for turn t - 1 in turn t's request."""
+    margins = []
+    for request, answer, latency in zip(requests, answers_ms, latencies):
+        _with_latency(request, latency)
+        with manager.use(request):
+            margins.append(request.margin_ms)
+        manager.answered(request, answer)
+    return margins
+
+
+def test_the_margin_follows_what_the_engine_measured():
+    """The engine saw each answer 20 ms later than the server sent it: the margin becomes
+    the larger of the least margin and 20 ms + the safety; a late answer raises it for the
+    next turns the margin looks at; before any latency is known there is no margin of the
+    game's own."""
+    from snake.search.clock import MARGIN_SAFETY_MS, MIN_MARGIN_MS, OVERHEAD_TURNS
+    manager = SessionManager(None)
+    turns = 4 + OVERHEAD_TURNS + 1
+    requests = play(snakes=2, seed=3, turns=turns)[:turns]
+    assert len(requests) == turns
+    answers = [300.0] * turns
+    latencies = ["0", "320", "320", "500.0", "320"] + ["321"] * (turns - 5)
+    margins = _margins(manager, requests, answers, latencies)
+    assert margins[0] is None
+    assert margins[1] == margins[2] == max(MIN_MARGIN_MS, 20 + MARGIN_SAFETY_MS)
+    # turn 3 says turn 2's answer was late (the engine reports the timeout): 200 ms over,
+    # counted double since a late answer only bounds it from below
+    assert margins[3] == 2 * 200 + MARGIN_SAFETY_MS
+    assert margins[3 + OVERHEAD_TURNS - 1] == margins[3]
+    assert margins[3 + OVERHEAD_TURNS] == max(MIN_MARGIN_MS, 21 + MARGIN_SAFETY_MS)
+
+
+def test_the_margin_ignores_what_it_cannot_pair():
+    """A latency that is no number, a request repeated for the same turn, or a turn whose
+    predecessor the server did not answer add nothing; with adaptation off there is none."""
+    manager = SessionManager(None)
+    requests = play(snakes=2, seed=4, turns=6)
+    first, second, third = requests[0], requests[1], requests[3]
+    _margins(manager, [first], [300.0], ["0"])
+    assert _margins(manager, [second], [300.0], ["fast"]) == [None]
+    assert _margins(manager, [second], [300.0], ["350"]) == [None]  # turn 1 again: not turn 0's
+    assert _margins(manager, [third], [300.0], ["350"]) == [None]   # turn 2 was never answered
+    off = SessionManager(None, adaptive_margin=False)
+    assert _margins(off, requests[:3], [300.0] * 3, ["0", "320", "320"]) == [None] * 3
+
+
+def test_the_search_thinks_until_the_margin_the_game_measured():
+    """The search's budget is the game's timeout less the request's margin when the server
+    set one, else its own; never under a quarter of the timeout."""
+    from snake.search.strategy import SearchStrategy
+    strategy = SearchStrategy(None, margin_ms=150)
+    request = play(snakes=2, seed=5, turns=1)[0]
+    started = 1000.0
+    assert strategy.budget(request, started=started).deadline == pytest.approx(started + 0.350)
+    request.margin_ms = 70.0
+    assert strategy.budget(request, started=started).deadline == pytest.approx(started + 0.430)
+    request.margin_ms = 480.0
+    assert strategy.budget(request, started=started).deadline == pytest.approx(started + 0.125)

@@ -99,15 +99,8 @@ def turn_record(request: MoveRequest, body: bytes, decision: Decision, answer_ms
         score=search.score if search is not None else None,
         nodes=search.nodes if search is not None else None,
         think_ms=search.elapsed_ms if search is not None else None,
-        engine_latency_ms=_latency(request.you.latency),
+        engine_latency_ms=request.you.latency_ms,
         answer_ms=answer_ms, reasons=reasons(decision))
-
-
-def _latency(value: str) -> float | None:
-    try:
-        return float(value) if value else None
-    except ValueError:
-        return None
 
 
 def end_record(request: MoveRequest, body: bytes) -> EndRecord:

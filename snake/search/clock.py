@@ -13,6 +13,17 @@ at every node is cheap and keeps the overrun below one node's cost. When the dea
 the node limit is reached, :class:`SearchTimeout` unwinds the search; the caller keeps the
 result of the deepest completed iteration. A node limit (with no deadline) makes a search
 reproducible, which is what tests use.
+
+**The margin adapts to the network.** What the margin must cover outside our own handler
+(the network both ways, the wait for a worker thread) is measured in every game: the engine
+reports in each request how long our previous answer took from its side (``latency``), and
+the server knows how long it spent on it, so the difference is that turn's overhead
+(:mod:`snake.sessions` keeps the last :data:`OVERHEAD_TURNS` of a game). Once a game has
+one, the margin is :func:`adaptive_margin_ms`: the largest recent overhead plus
+:data:`MARGIN_SAFETY_MS`, never under :data:`MIN_MARGIN_MS`: a snake close to the engine
+thinks longer than the fixed 150 ms allows, and one far from it stops in time. A late
+answer (the engine reports the full timeout) only bounds its overhead from below, so it
+counts double.
 """
 
 from __future__ import annotations
@@ -23,6 +34,30 @@ import time
 DEFAULT_MARGIN_MS = 150.0
 #: Whatever the margin, think at least this fraction of the timeout (tiny timeouts).
 MIN_THINK_FRACTION = 0.25
+
+
+#: The adaptive margin: the largest overhead of a game's last turns plus this (ms), for a
+#: network that is slower than it was: a late answer makes the engine repeat our last move,
+#: which can lose the game, so the slack is generous beside what a faster answer gains ...
+MARGIN_SAFETY_MS = 80.0
+#: ... and never less than this (ms).
+MIN_MARGIN_MS = 100.0
+#: How many of a game's last turns the adaptive margin looks at.
+OVERHEAD_TURNS = 10
+
+
+def adaptive_margin_ms(overheads_ms) -> float:
+    """The margin for a game's next move from its recent overheads (ms, each the engine's
+    latency for one of our answers minus our own time on it; see the module docstring)."""
+    return max(MIN_MARGIN_MS, max(overheads_ms) + MARGIN_SAFETY_MS)
+
+
+def overhead_ms(engine_latency_ms: float, answer_ms: float, timeout_ms: float) -> float:
+    """One turn's overhead: the engine's latency for our answer minus our own time on it
+    (at least 0), doubled when the answer was late (the engine then reports the timeout,
+    which only bounds the overhead from below)."""
+    overhead = max(0.0, engine_latency_ms - answer_ms)
+    return 2.0 * overhead if engine_latency_ms >= timeout_ms else overhead
 
 
 class SearchTimeout(Exception):

@@ -172,7 +172,8 @@ class SearchStrategy:
         and every game is searched, shallower, and answered on time."""
         ms = self.think_ms
         if ms is None:
-            ms = think_time_ms(request.state.game.timeout, self.margin_ms)
+            margin = self.margin_ms if request.margin_ms is None else request.margin_ms
+            ms = think_time_ms(request.state.game.timeout, margin)
             if self.engine == "compiled" and self._in_flight > self.cores:
                 ms = max(MIN_SHARE_MS, ms * self.cores / self._in_flight)
         return Budget.after(ms, started=started, max_nodes=self.max_nodes)
