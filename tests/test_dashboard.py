@@ -188,8 +188,37 @@ def test_a_lost_game_says_how_it_ended(tmp_path, monkeypatch):
             "its moves would have lived)") in ending
     assert ("cut off from the others for good from turn 323 (8 moves before its death): it "
             "could reach 5 squares, the others at most 76") in ending
+    assert "its search" not in ending          # an arena record holds no search's reasons
     winner = client.get(page + "snake-0-4c4c870f").get_data(as_text=True)
     assert '<svg id="board"' in winner and 'id="ending"' not in winner
+    log.close()
+
+
+def test_a_loss_the_service_played_says_from_when_its_search_saw_it(tmp_path, monkeypatch):
+    """The same lost game played through the service by a search stopped at 10,000 nodes
+    (the other snake's moves as recorded): its answers' scores are proven losses from turn
+    324 on (the forced moves between are not searched), and the page says so."""
+    import gzip
+
+    from snake.search.strategy import SearchStrategy
+    from tests.test_arena import SEALED
+    monkeypatch.delenv("NUPPEPPOU_DASHBOARD_TOKEN", raising=False)
+    lines = [json.loads(line) for line in gzip.open(SEALED, "rt").read().splitlines()]
+    bodies = [line for line in lines if "board" in line]
+    log = GameLog(tmp_path / "games.db")
+    client = create_app(network=None, strategy=SearchStrategy(max_nodes=10_000),
+                        game_log=log).test_client()
+    assert client.post("/start", json=bodies[0]).status_code == 200
+    for body in bodies[:-1]:
+        assert client.post("/move", json=body).status_code == 200
+    assert client.post("/end", json=bodies[-1]).status_code == 200
+    assert log.flush()
+    text = client.get("/games/4c4c870f-dd87-49c8-87a1-dd1967ec5727?you=snake-1-4c4c870f"
+                      ).get_data(as_text=True)
+    ending = re.search(r'<ul id="ending">(.*?)</ul>', text, re.S).group(1)
+    assert "died on its move from turn 330: snake-collision, by search-py; trapped" in ending
+    assert ("its search saw the loss proven from turn 324 (7 moves before its end) to its "
+            "last answer") in ending
     log.close()
 
 

@@ -15,8 +15,9 @@ from pathlib import Path
 
 from ..arena.postmortem import how_it_ended
 from ..arena.replay import dumps_replay
-from ..gamelog.reader import (GameFilter, Summary, count_games, find_game, game_turns,
+from ..gamelog.reader import (GameFilter, Summary, TurnRow, count_games, find_game, game_turns,
                               recent_games, replay_of, rulesets, summary)
+from ..search.state import PROVEN
 from ..gamelog.records import RESULTS
 from ..gamelog.store import connect_readonly
 from .pages import game_page, games_page
@@ -83,7 +84,36 @@ def game_view(path: Path | None, game_id: str, you_id: str | None, fmt: str | No
             if replay is None:
                 return _message(404, "No turn of this game was recorded.")
             return View(200, "application/x-ndjson; charset=utf-8", dumps_replay(replay))
+        turns = game_turns(conn, game)
         ending = how_it_ended(replay) if replay is not None else []
-        return View(200, HTML, game_page(game, game_turns(conn, game), replay, ending))
+        seen = seen_lost(turns) if ending else None
+        if seen:
+            ending.append(seen)
+        return View(200, HTML, game_page(game, turns, replay, ending))
     finally:
         conn.close()
+
+
+def seen_lost(turns: list[TurnRow]) -> str | None:
+    """From the answers the game log holds: since which turn every position its search
+    looked at was a proven loss, to its last answer (forced moves, which are not searched,
+    left aside; a position with no safe move counts as lost). ``None`` when no answer came
+    from a search (a game imported from an arena record has no reasons)."""
+    if not any(turn.answered_by == "search" for turn in turns):
+        return None
+    since = None
+    for turn in reversed(turns):
+        search = turn.reasons.get("search") or {}
+        if turn.answered_by == "no safe move":
+            since = turn
+        elif turn.answered_by != "search" or search.get("stopped") == "single move":
+            continue
+        elif turn.score is not None and turn.score <= -PROVEN:
+            since = turn
+        else:
+            break
+    if since is None:
+        return "its search had not proven the loss at its last move it searched"
+    before = sum(1 for t in turns if t.turn >= since.turn)
+    return (f"its search saw the loss proven from turn {since.turn} ({before} moves before its "
+            "end) to its last answer")
