@@ -12,8 +12,8 @@ Environment:
 ``NUPPEPPOU_WEIGHTS``    network file (default ``weights/nnue.npz``; absent default: no network)
 ``NUPPEPPOU_IDLE_LIMIT`` seconds after which an idle game session is reclaimed (default 120)
 ``NUPPEPPOU_ADAPTIVE_MARGIN``  ``off`` keeps the search's margin fixed (default ``on``: each
-                         game measures the network from the engine's latencies and keeps
-                         what it needs; snake/search/clock.py)
+                         game measures its network from the engine's latencies and widens
+                         the margin when it needs more; snake/search/clock.py)
 ``NUPPEPPOU_LOG_LEVEL``  ``DEBUG`` adds one line per move with its latency (default ``INFO``)
 ``NUPPEPPOU_GAME_LOG``   the game log's SQLite file (default ``games.db``; ``off`` disables;
                          see snake/gamelog/store.py and docs/dashboard.md)
@@ -235,7 +235,6 @@ def create_app(
         if decision.shout:
             answer["shout"] = decision.shout[:256]
         answer_ms = (time.perf_counter() - began) * 1000
-        sessions.answered(game, answer_ms)     # the next turn's latency is measured against it
         metrics.observe_move(decision, answer_ms, game.state.game.timeout)
         if game_log is not None:   # queued, never waited on
             if not game_log.turn(turn_record(game, raw, decision, answer_ms, strategy.name)):

@@ -18,10 +18,11 @@ Life of a session:
   outcome (:func:`snake.rules.outcome_at_end`) and the number of turns are logged.
   ``/end`` for an unknown session does nothing.
 - Each session also measures the network: what the engine reports of our previous answer
-  (``latency``) minus the time the server spent on it (:meth:`SessionManager.answered`) is
-  that turn's overhead; ``/move`` sets ``request.margin_ms`` from the last few
-  (:func:`snake.search.clock.adaptive_margin_ms`) unless the manager was made with
-  ``adaptive_margin=False``.
+  (``latency``) minus the time the server spent on it (from ``request.received`` to the end
+  of the ``with`` block of :meth:`SessionManager.use`, under the session's lock, so that
+  the next turn's request always finds it) is that turn's overhead; ``/move`` sets
+  ``request.margin_ms`` from the last few (:func:`snake.search.clock.adaptive_margin_ms`)
+  unless the manager was made with ``adaptive_margin=False``.
 - The engine does not guarantee ``/end``: a session idle for longer than ``idle_limit``
   seconds (120 by default) is reclaimed the same way. Reclamation runs lazily at every
   request (a sweep of the session table; there are few sessions per process).
@@ -82,7 +83,8 @@ class Session:
 
     def margin_ms(self, request: MoveRequest) -> float | None:
         """Takes in the engine's latency for our previous answer, when this request reports
-        it, and returns the margin for this move (``None`` until one is known)."""
+        it, and returns the margin this game's network calls for (``None`` until known).
+        Call with the session's lock held."""
         latency = request.you.latency_ms
         if (self.answered is not None and self.answered[0] == request.state.turn - 1
                 and latency is not None and latency > 0):
@@ -90,6 +92,16 @@ class Session:
                                               request.state.game.timeout))
             self.answered = None
         return adaptive_margin_ms(self.overheads) if self.overheads else None
+
+    def note_answer(self, request: MoveRequest) -> None:
+        """Remember how long the server took on this request (arrival to now), for the next
+        turn's latency; a request for an older turn than the one remembered changes
+        nothing. Call with the session's lock held."""
+        if request.received is None:
+            return
+        if self.answered is None or request.state.turn >= self.answered[0]:
+            self.answered = (request.state.turn,
+                             (time.perf_counter() - request.received) * 1000.0)
 
 
 class SessionManager:
@@ -156,19 +168,12 @@ class SessionManager:
                 finally:
                     session.moves += 1
                     session.turn = max(session.turn, request.state.turn)
+                    if self.adaptive_margin:
+                        session.note_answer(request)
         finally:
             with self._lock:
                 session.busy -= 1
                 session.last_seen = self.clock()
-
-    def answered(self, request: MoveRequest, answer_ms: float) -> None:
-        """The server took ``answer_ms`` on this ``/move`` (arrival to answer): kept until
-        the next turn's request says how long the engine waited for it."""
-        with self._lock:
-            session = self._sessions.get(self._key(request))
-        if session is not None:
-            with session.lock:
-                session.answered = (request.state.turn, answer_ms)
 
     def end(self, request: MoveRequest) -> str | None:
         """``/end``: close the session, return its accumulator, log the outcome. Returns the

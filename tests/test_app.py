@@ -356,8 +356,8 @@ class _Timed:
 @pytest.mark.parametrize("adaptive", ["on", "off"])
 def test_the_engine_latency_sets_the_next_margin(network, monkeypatch, adaptive):
     """The engine reports 140 ms for an answer the server sent in a few: about 140 ms went
-    on the network, and the next move keeps that and the safety (a first move keeps none
-    of its own); NUPPEPPOU_ADAPTIVE_MARGIN=off keeps none."""
+    on the network, and the next move's request carries that plus the safety (a first move
+    has none of its game's own); NUPPEPPOU_ADAPTIVE_MARGIN=off carries none."""
     from snake.search.clock import MARGIN_SAFETY_MS
     monkeypatch.setenv("NUPPEPPOU_ADAPTIVE_MARGIN", adaptive)
     timed = _Timed()

@@ -607,6 +607,8 @@ def test_the_postmortem_looks_back_at_a_death(capsys, tmp_path):
     assert "game-00002" not in out
     assert "looked at 3 moves back with search at 500 nodes a move:\n1 deaths (1 trapped)" in out
     assert "not at its last choice in 1" in out
+    # boxed in at its last move (it can reach no square): no partition for all that
+    assert "cut off from the others for good before its death: 0" in out
 
 
 #: A (length 4) between B (length 3, next to its head) and C (length 5, two moves away).
@@ -652,23 +654,25 @@ SEALED = Path(__file__).parent / "data" / "sealed-by-food.jsonl.gz"
 
 def _sealed_record(tmp_path, move_food=None):
     """The last turns of a recorded 1v1 loss of `search` to `search-py` (11x11, turns 319 to
-    its death on 330); ``move_food`` (square, turn, square): the food on that square is
-    on the board from the first turn instead, and food appears on the other square on
-    that turn."""
+    its death on 330); ``move_food`` (square, turn, square): the food that appears on the
+    first square is there from the first turn instead (until it is eaten, as recorded),
+    and food appears on the other square on that turn."""
     import gzip
-    lines = gzip.open(SEALED, "rt").read().splitlines()
-    path = tmp_path / "game-00001.jsonl"
-    with path.open("w") as out:
-        for line in lines:
-            record = json.loads(line)
-            if move_food and "board" in record:
-                there, turn, appears = move_food
-                food = [f for f in record["board"]["food"] if (f["x"], f["y"]) != there]
+    lines = [json.loads(line) for line in gzip.open(SEALED, "rt").read().splitlines()]
+    if move_food:
+        there, turn, appears = move_food
+        first = min(r["turn"] for r in lines if "board" in r
+                    and any((f["x"], f["y"]) == there for f in r["board"]["food"]))
+        for record in lines:
+            if "board" not in record:
+                continue
+            food = record["board"]["food"]
+            if record["turn"] < first:
                 food.append({"x": there[0], "y": there[1]})
-                if record["turn"] >= turn:
-                    food.append({"x": appears[0], "y": appears[1]})
-                record["board"]["food"] = food
-            out.write(json.dumps(record) + "\n")
+            if record["turn"] >= turn:
+                food.append({"x": appears[0], "y": appears[1]})
+    path = tmp_path / "game-00001.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in lines))
     return path
 
 
@@ -693,9 +697,9 @@ def test_the_postmortem_finds_a_loss_sealed_by_food_that_appeared(capsys, tmp_pa
 
 def test_the_postmortem_does_not_blame_food_the_loss_stands_without(capsys, tmp_path):
     """The same game with (9, 6) on the board from the start and food appearing far away,
-    on (0, 5), on turn 323: without that food the loss is still proven."""
+    on (0, 8), where no snake goes, on turn 323: without that food the loss is still proven."""
     from snake.arena.postmortem import main as postmortem
-    _sealed_record(tmp_path, move_food=((9, 6), 323, (0, 5)))
+    _sealed_record(tmp_path, move_food=((9, 6), 323, (0, 8)))
     assert postmortem([str(tmp_path), "--nodes", "10000", "--moves", "9"]) == 0
     out = capsys.readouterr().out
     assert "proven loss" in out

@@ -195,6 +195,19 @@ def test_a_lost_game_says_how_it_ended(tmp_path, monkeypatch):
     log.close()
 
 
+def test_a_record_the_ending_cannot_read_still_gets_its_page(client, monkeypatch):
+    """Whatever goes wrong reading how a game ended, the page is served without it."""
+    import snake.dashboard as dashboard
+
+    def broken(replay, look_back=200):
+        raise KeyError("board")
+    monkeypatch.setattr(dashboard, "how_it_ended", broken)
+    page = client.get("/games/game-21?you=s0")
+    assert page.status_code == 200
+    text = page.get_data(as_text=True)
+    assert '<svg id="board"' in text and 'id="ending"' not in text
+
+
 def test_a_loss_the_service_played_says_from_when_its_search_saw_it(tmp_path, monkeypatch):
     """The same lost game played through the service by a search stopped at 10,000 nodes
     (the other snake's moves as recorded): its answers' scores are proven losses from turn

@@ -285,62 +285,99 @@ def _with_latency(request: MoveRequest, latency: str) -> MoveRequest:
 
 
 def _margins(manager, requests, answers_ms, latencies):
-    """The margin each /move got: the server took ``answers_ms[t]`` on turn t, and the
-    engine reports ``latencies[t]`` for turn t - 1 in turn t's request."""
+    """The margin each /move got: the server spent ``answers_ms[t]`` on turn t (its arrival
+    set that long before the ``with`` block ends), and the engine reports ``latencies[t]``
+    for turn t - 1 in turn t's request."""
+    import time
     margins = []
     for request, answer, latency in zip(requests, answers_ms, latencies):
         _with_latency(request, latency)
         with manager.use(request):
             margins.append(request.margin_ms)
-        manager.answered(request, answer)
+            request.received = time.perf_counter() - answer / 1000.0
     return margins
 
 
 def test_the_margin_follows_what_the_engine_measured():
-    """The engine saw each answer 20 ms later than the server sent it: the margin becomes
-    the larger of the least margin and 20 ms + the safety; a late answer raises it for the
-    next turns the margin looks at; before any latency is known there is no margin of the
-    game's own."""
-    from snake.search.clock import MARGIN_SAFETY_MS, MIN_MARGIN_MS, OVERHEAD_TURNS
+    """The engine saw each answer 120 ms later than the server sent it: the game's margin
+    becomes 120 ms + the safety; a late answer raises it for the next turns the margin
+    looks at; before any latency is known the game has no margin of its own."""
+    from snake.search.clock import MARGIN_SAFETY_MS, OVERHEAD_TURNS
     manager = SessionManager(None)
     turns = 4 + OVERHEAD_TURNS + 1
     requests = play(snakes=2, seed=3, turns=turns)[:turns]
     assert len(requests) == turns
     answers = [300.0] * turns
-    latencies = ["0", "320", "320", "500.0", "320"] + ["321"] * (turns - 5)
+    latencies = ["0", "420", "420", "500.0", "420"] + ["421"] * (turns - 5)
     margins = _margins(manager, requests, answers, latencies)
+    near = pytest.approx
     assert margins[0] is None
-    assert margins[1] == margins[2] == max(MIN_MARGIN_MS, 20 + MARGIN_SAFETY_MS)
+    assert margins[1] == near(120 + MARGIN_SAFETY_MS, abs=3)
+    assert margins[2] == near(120 + MARGIN_SAFETY_MS, abs=3)
     # turn 3 says turn 2's answer was late (the engine reports the timeout): 200 ms over,
     # counted double since a late answer only bounds it from below
-    assert margins[3] == 2 * 200 + MARGIN_SAFETY_MS
+    assert margins[3] == near(2 * 200 + MARGIN_SAFETY_MS, abs=6)
     assert margins[3 + OVERHEAD_TURNS - 1] == margins[3]
-    assert margins[3 + OVERHEAD_TURNS] == max(MIN_MARGIN_MS, 21 + MARGIN_SAFETY_MS)
+    assert margins[3 + OVERHEAD_TURNS] == near(121 + MARGIN_SAFETY_MS, abs=3)
 
 
 def test_the_margin_ignores_what_it_cannot_pair():
-    """A latency that is no number, a request repeated for the same turn, or a turn whose
-    predecessor the server did not answer add nothing; with adaptation off there is none."""
+    """A latency that is no number, a request repeated for the same turn, a turn whose
+    predecessor the server did not answer, or a late request for an older turn add
+    nothing; with adaptation off there is none."""
     manager = SessionManager(None)
     requests = play(snakes=2, seed=4, turns=6)
-    first, second, third = requests[0], requests[1], requests[3]
+    first, second, third, fourth = requests[0], requests[1], requests[3], requests[4]
     _margins(manager, [first], [300.0], ["0"])
     assert _margins(manager, [second], [300.0], ["fast"]) == [None]
-    assert _margins(manager, [second], [300.0], ["350"]) == [None]  # turn 1 again: not turn 0's
-    assert _margins(manager, [third], [300.0], ["350"]) == [None]   # turn 2 was never answered
+    assert _margins(manager, [second], [300.0], ["450"]) == [None]  # turn 1 again: not turn 0's
+    assert _margins(manager, [third], [300.0], ["450"]) == [None]   # turn 2 was never answered
+    _margins(manager, [second], [300.0], ["450"])                   # turn 1, late and out of order
+    assert _margins(manager, [fourth], [300.0], ["450"])[0] is not None  # turn 3 pairs with 4
     off = SessionManager(None, adaptive_margin=False)
-    assert _margins(off, requests[:3], [300.0] * 3, ["0", "320", "320"]) == [None] * 3
+    assert _margins(off, requests[:3], [300.0] * 3, ["0", "420", "420"]) == [None] * 3
 
 
-def test_the_search_thinks_until_the_margin_the_game_measured():
-    """The search's budget is the game's timeout less the request's margin when the server
-    set one, else its own; never under a quarter of the timeout."""
+def test_the_next_turn_finds_the_answer_of_a_turn_still_being_answered():
+    """Turn 2's request arrives while turn 1 is still being answered (late): it waits for
+    the session and then pairs the engine's latency with turn 1's answer."""
+    import time
+    manager = SessionManager(None)
+    requests = play(snakes=2, seed=7, turns=4)
+    _margins(manager, requests[:1], [100.0], ["0"])
+    turn1, turn2 = _with_latency(requests[1], "100"), _with_latency(requests[2], "500")
+    seen = []
+    inside = threading.Event()
+
+    def answer_turn1():
+        with manager.use(turn1):
+            turn1.received = time.perf_counter() - 0.45
+            inside.set()
+            time.sleep(0.1)
+
+    worker = threading.Thread(target=answer_turn1)
+    worker.start()
+    inside.wait(5)
+    with manager.use(turn2):
+        seen.append(turn2.margin_ms)
+    worker.join()
+    # the engine waited 500 (the timeout) for an answer the server took ~550 ms over: the
+    # lateness was ours, counted as no overhead; the game now has a margin of its own
+    from snake.search.clock import MARGIN_SAFETY_MS
+    assert seen[0] == pytest.approx(MARGIN_SAFETY_MS, abs=1)
+
+
+def test_the_search_thinks_until_the_wider_of_its_margin_and_the_games():
+    """The search's budget is the game's timeout less its own margin, or less the margin
+    the game's network calls for when that is wider; never under a quarter of the timeout."""
     from snake.search.strategy import SearchStrategy
     strategy = SearchStrategy(None, margin_ms=150)
     request = play(snakes=2, seed=5, turns=1)[0]
     started = 1000.0
     assert strategy.budget(request, started=started).deadline == pytest.approx(started + 0.350)
     request.margin_ms = 70.0
-    assert strategy.budget(request, started=started).deadline == pytest.approx(started + 0.430)
+    assert strategy.budget(request, started=started).deadline == pytest.approx(started + 0.350)
+    request.margin_ms = 300.0
+    assert strategy.budget(request, started=started).deadline == pytest.approx(started + 0.200)
     request.margin_ms = 480.0
     assert strategy.budget(request, started=started).deadline == pytest.approx(started + 0.125)

@@ -43,6 +43,7 @@ import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 from ..board import parse_request, state_to_request
 from ..floodfill import room
@@ -51,7 +52,7 @@ from ..search.result import SearchResult
 from ..search.state import PROVEN
 from ..search.strategy import VARIANTS, make_search_strategy, split_options
 from .replay import Replay, ReplayError, read_replay
-from .tally import Death, how_it_died, outcome_of, record_files, recorded_moves
+from .tally import Death, how_it_died, record_files, recorded_moves
 
 #: The longest ``game.timeout`` a request may carry (ms): the re-searches stop on nodes.
 LONGEST_TIMEOUT = 60_000
@@ -120,14 +121,8 @@ class Postmortem:
     def moves_seen_lost(self) -> int:
         """From how many moves before its death every position with a choice was proven
         lost (0: its last choice was not)."""
-        seen = 0
-        for view in self.views:
-            if view.forced:
-                continue
-            if not view.proven_lost:
-                break
-            seen = view.moves_before
-        return seen
+        index = seen_lost_from((v.forced, v.proven_lost) for v in self.views)
+        return 0 if index is None else self.views[index].moves_before
 
     def open_choices(self) -> list[PositionView]:
         """The positions with a choice not yet proven lost, nearest the death first."""
@@ -140,6 +135,26 @@ class Postmortem:
         choices = self.open_choices()[:1] if last_only else self.open_choices()
         return bool(killer) and any(v.search is not None and killer in v.search.cheap
                                     for v in choices)
+
+
+def seen_lost_from(positions: Iterable[tuple[bool, bool]]) -> int | None:
+    """For positions nearest the death first, each (forced, proven lost): the index of the
+    earliest one of the unbroken run of proven losses with a choice that ends at the death
+    (forced positions are no choice and are skipped); ``None`` when the nearest position
+    with a choice was not proven lost."""
+    found = None
+    for index, (forced, lost) in enumerate(positions):
+        if forced:
+            continue
+        if not lost:
+            break
+        found = index
+    return found
+
+
+def fell_in_draw(replay: Replay, death: Death) -> bool:
+    """It fell on the game's last turn, with the last others: a draw."""
+    return bool(replay.result.get("isDraw")) and death.line == len(replay.turns) - 2
 
 
 def score_text(view: PositionView) -> str:
@@ -175,28 +190,32 @@ def look_back(path: Path, strategy, moves: int) -> Postmortem | None:
         return None
     names = {s["id"]: f"{chr(ord('A') + k % 26)} {s['name']}"
              for k, s in enumerate(replay.turns[0]["board"]["snakes"])}
-    draw = outcome_of(replay, replay.turns[0]["you"]["name"]) == "draw"
+    draw = fell_in_draw(replay, death)
     views = [view_of(replay.turns[death.line - back], strategy, back + 1)
              for back in range(min(moves, death.line + 1))]
     return Postmortem(path.name, death, draw, replay.turns[death.line]["turn"], views, names,
                       sealed_by_food(replay, death, views, strategy), cut_off(replay, death))
 
 
-def cut_off(replay: Replay, death: Death) -> CutOff | None:
-    """From which position before its death (looking back through the whole record) no
-    other snake could reach any square it could reach (:func:`snake.floodfill.room`: through
-    squares free after that turn's movement), to the end; ``None`` if it never was. In a
-    duel this is the partition that decides the game: each snake lives in its own part."""
+def cut_off(replay: Replay, death: Death, look_back: int | None = None) -> CutOff | None:
+    """From which position before its death (looking back through the record, or its last
+    ``look_back`` positions) no other snake could reach any square it could reach
+    (:func:`snake.floodfill.room`: through squares free after that turn's movement), to the
+    end; ``None`` if it never was. A position in which it can reach nothing (boxed in) is
+    no partition, and does not end one. In a duel this is the partition that decides the
+    game: each snake lives in its own part."""
     you_id = replay.turns[0]["you"]["id"]
     found = None
-    for back in range(death.line + 1):
+    positions = death.line + 1 if look_back is None else min(death.line + 1, look_back)
+    for back in range(positions):
         state = parse_request(replay.turns[death.line - back]).state
-        you = state.board.snake(you_id)
-        mine = room(state, you)
+        mine = room(state, state.board.snake(you_id))
         others = [room(state, s) for s in state.board.living_snakes if s.id != you_id]
         if not others or any(mine & theirs for theirs in others):
             break
-        found = CutOff(state.turn, back + 1, len(mine), max(len(theirs) for theirs in others))
+        if mine:
+            found = CutOff(state.turn, back + 1, len(mine),
+                           max(len(theirs) for theirs in others))
     return found
 
 
@@ -261,15 +280,15 @@ def cut_off_text(cut: CutOff) -> str:
             f"{cut.others_room}")
 
 
-def how_it_ended(replay: Replay) -> list[str]:
-    """What the rules alone say of the death of the record's ``you`` (no search: cheap
-    enough for a web page): how it died and from when it was cut off; nothing if it did
-    not die."""
+def how_it_ended(replay: Replay, look_back: int = 200) -> list[str]:
+    """What the rules alone say of the death of the record's ``you`` (no search, and the
+    cut-off looked for in its last ``look_back`` positions: for a web page): how it died and
+    from when it was cut off; nothing if it did not die."""
     death = how_it_died(replay)
     if death is None:
         return []
     names = {s["id"]: s["name"] or s["id"] for s in replay.turns[0]["board"]["snakes"]}
-    draw = outcome_of(replay, replay.turns[0]["you"]["name"]) == "draw"
+    draw = fell_in_draw(replay, death)
     turn, following = (replay.turns[death.line + k]["turn"] for k in (0, 1))
     if following != turn + 1:
         lines = [f"died after its last recorded move, from turn {turn}; the record holds no "
@@ -278,7 +297,7 @@ def how_it_ended(replay: Replay) -> list[str]:
         lines = [f"died on its move from turn {turn}: {how_text(death, names, draw)}"
                  + (" (none of its moves would have lived)" if death.trapped and not draw
                     else "")]
-    cut = cut_off(replay, death)
+    cut = cut_off(replay, death, look_back)
     if cut is not None:
         lines.append(cut_off_text(cut))
     return lines

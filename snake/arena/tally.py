@@ -221,12 +221,18 @@ class Death:
     trapped: bool     # none of its moves would have lived through the others' moves
 
 
+#: :func:`recorded_moves` tries every move of each snake that fell on the turn (4 ** fallen
+#: replays of the turn); with more than this many fallen at once it says it cannot tell.
+MAX_FALLEN = 5
+
+
 def recorded_moves(before: dict, after: dict, you_id: str) -> dict[str, str] | None:
     """The moves that took record line ``before`` to line ``after``: each snake's move read
     off its head in ``after`` (``you``'s off its body there, frozen in place when it fell),
     and for the snakes that fell on that turn the first moves (in move order) under which
     the rules eliminate exactly the snakes the record lost. ``None`` when no moves explain
-    the next line, or it is not the next turn (a game log holds no turns after our snake's
+    the next line, more than :data:`MAX_FALLEN` snakes fell on that turn, or it is not the
+    next turn (a game log holds no turns after our snake's
     last, only the final board of ``/end``)."""
     if after.get("turn") != before.get("turn", -2) + 1:
         return None
@@ -243,6 +249,8 @@ def recorded_moves(before: dict, after: dict, you_id: str) -> dict[str, str] | N
             return None
         moves[snake.id] = move
     fallen = [s.id for s in living if s.id not in heads]
+    if len(fallen) > MAX_FALLEN:
+        return None
     for combo in itertools.product(MOVES, repeat=len(fallen)):
         chosen = {**moves, **dict(zip(fallen, combo))}
         if {s.id for s in apply_rules(state, chosen).board.living_snakes} == survivors:

@@ -8,13 +8,14 @@ as (status, content type, body), without Flask; the service's routes only check 
 
 from __future__ import annotations
 
+import logging
 import math
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..arena.postmortem import how_it_ended
-from ..arena.replay import dumps_replay
+from ..arena.postmortem import how_it_ended, seen_lost_from
+from ..arena.replay import Replay, dumps_replay
 from ..gamelog.reader import (GameFilter, Summary, TurnRow, count_games, find_game, game_turns,
                               recent_games, replay_of, rulesets, summary)
 from ..search.state import PROVEN
@@ -23,6 +24,8 @@ from ..gamelog.store import connect_readonly
 from .pages import game_page, games_page
 
 PER_PAGE = 50
+
+log = logging.getLogger("nuppeppou.dashboard")
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,35 +88,43 @@ def game_view(path: Path | None, game_id: str, you_id: str | None, fmt: str | No
                 return _message(404, "No turn of this game was recorded.")
             return View(200, "application/x-ndjson; charset=utf-8", dumps_replay(replay))
         turns = game_turns(conn, game)
-        ending = how_it_ended(replay) if replay is not None else []
-        seen = seen_lost(turns) if ending else None
-        if seen:
-            ending.append(seen)
-        return View(200, HTML, game_page(game, turns, replay, ending))
+        return View(200, HTML, game_page(game, turns, replay, ending_of(replay, turns)))
     finally:
         conn.close()
 
 
+def ending_of(replay: Replay | None, turns: list[TurnRow]) -> list[str]:
+    """How our snake's death came about, for its game's page (nothing if it did not die);
+    a record the replay of the rules cannot read shows nothing rather than no page."""
+    if replay is None:
+        return []
+    try:
+        ending = how_it_ended(replay)
+    except Exception:                       # an odd record must not cost the whole page
+        log.exception("how game %s ended could not be read", replay.game.get("id"))
+        return []
+    seen = seen_lost(turns) if ending else None
+    return ending + [seen] if seen else ending
+
+
 def seen_lost(turns: list[TurnRow]) -> str | None:
-    """From the answers the game log holds: since which turn every position its search
-    looked at was a proven loss, to its last answer (forced moves, which are not searched,
-    left aside; a position with no safe move counts as lost). ``None`` when no answer came
-    from a search (a game imported from an arena record has no reasons)."""
+    """From the answers the game log holds: since which turn every position with a choice
+    was a proven loss for its search, to its last answer (forced moves, which are not
+    searched, and a position with no safe move are no choice; an answer by anything but the
+    search ends the run, as :func:`snake.arena.postmortem.seen_lost_from` does for the
+    post-mortem). ``None`` when no answer came from a search (a game imported from an arena
+    record has no reasons)."""
     if not any(turn.answered_by == "search" for turn in turns):
         return None
-    since = None
-    for turn in reversed(turns):
-        search = turn.reasons.get("search") or {}
-        if turn.answered_by == "no safe move":
-            since = turn
-        elif turn.answered_by != "search" or search.get("stopped") == "single move":
-            continue
-        elif turn.score is not None and turn.score <= -PROVEN:
-            since = turn
-        else:
-            break
-    if since is None:
-        return "its search had not proven the loss at its last move it searched"
-    before = sum(1 for t in turns if t.turn >= since.turn)
-    return (f"its search saw the loss proven from turn {since.turn} ({before} moves before its "
-            "end) to its last answer")
+    nearest_first = turns[::-1]
+    index = seen_lost_from(
+        (turn.answered_by == "no safe move"
+         or (turn.answered_by == "search"
+             and (turn.reasons.get("search") or {}).get("stopped") == "single move"),
+         turn.answered_by == "search" and turn.score is not None and turn.score <= -PROVEN)
+        for turn in nearest_first)
+    if index is None:
+        return "its search had not proven the loss at its last choice"
+    since = nearest_first[index]
+    return (f"its search saw the loss proven from turn {since.turn} ({index + 1} moves before "
+            "its end) to its last answer")

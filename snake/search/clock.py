@@ -19,11 +19,12 @@ reproducible, which is what tests use.
 reports in each request how long our previous answer took from its side (``latency``), and
 the server knows how long it spent on it, so the difference is that turn's overhead
 (:mod:`snake.sessions` keeps the last :data:`OVERHEAD_TURNS` of a game). Once a game has
-one, the margin is :func:`adaptive_margin_ms`: the largest recent overhead plus
-:data:`MARGIN_SAFETY_MS`, never under :data:`MIN_MARGIN_MS`: a snake close to the engine
-thinks longer than the fixed 150 ms allows, and one far from it stops in time. A late
-answer (the engine reports the full timeout) only bounds its overhead from below, so it
-counts double.
+one, its margin is :func:`adaptive_margin_ms`, the largest recent overhead plus
+:data:`MARGIN_SAFETY_MS`, when that is more than the configured margin: the margin only
+grows, so a snake far from the engine stops in time where the fixed margin would answer
+late, and one close to it keeps the configured margin (set it lower for a snake known to
+run close to the engine). A late answer (the engine reports the full timeout) only bounds
+its overhead from below, so it counts double.
 """
 
 from __future__ import annotations
@@ -37,19 +38,17 @@ MIN_THINK_FRACTION = 0.25
 
 
 #: The adaptive margin: the largest overhead of a game's last turns plus this (ms), for a
-#: network that is slower than it was: a late answer makes the engine repeat our last move,
-#: which can lose the game, so the slack is generous beside what a faster answer gains ...
+#: network that is slower than it was (a late answer makes the engine repeat our last move,
+#: which can lose the game).
 MARGIN_SAFETY_MS = 80.0
-#: ... and never less than this (ms).
-MIN_MARGIN_MS = 100.0
 #: How many of a game's last turns the adaptive margin looks at.
 OVERHEAD_TURNS = 10
 
 
 def adaptive_margin_ms(overheads_ms) -> float:
-    """The margin for a game's next move from its recent overheads (ms, each the engine's
-    latency for one of our answers minus our own time on it; see the module docstring)."""
-    return max(MIN_MARGIN_MS, max(overheads_ms) + MARGIN_SAFETY_MS)
+    """The margin a game's recent overheads call for (ms, each the engine's latency for one
+    of our answers minus our own time on it; see the module docstring)."""
+    return max(overheads_ms) + MARGIN_SAFETY_MS
 
 
 def overhead_ms(engine_latency_ms: float, answer_ms: float, timeout_ms: float) -> float:

@@ -172,7 +172,8 @@ class SearchStrategy:
         and every game is searched, shallower, and answered on time."""
         ms = self.think_ms
         if ms is None:
-            margin = self.margin_ms if request.margin_ms is None else request.margin_ms
+            # the game's own measure of its network only ever widens the margin
+            margin = max(self.margin_ms, request.margin_ms or 0.0)
             ms = think_time_ms(request.state.game.timeout, margin)
             if self.engine == "compiled" and self._in_flight > self.cores:
                 ms = max(MIN_SHARE_MS, ms * self.cores / self._in_flight)
