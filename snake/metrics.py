@@ -11,6 +11,7 @@ tests) the process's own registry is reported.
 | ``nuppeppou_move_seconds`` | histogram: a /move's arrival to its answer |
 | ``nuppeppou_late_risk_total`` | answers given within :data:`LATE_RISK_MS` of the game's timeout, or after it |
 | ``nuppeppou_search_depth`` | histogram: depth of searched answers |
+| ``nuppeppou_engine_overhead_seconds`` | histogram: per answered turn, the engine's reported latency less our own time on it (the network both ways, the wait for a worker; :mod:`snake.sessions`) |
 | ``nuppeppou_answers_total{by}`` | answers by what gave them (:data:`snake.decision.ANSWERED_BY`): the fallbacks by kind |
 | ``nuppeppou_sessions`` | game sessions open |
 | ``nuppeppou_pool_leased``, ``nuppeppou_pool_free`` | accumulators on lease / on the stack |
@@ -39,6 +40,10 @@ LATE_RISK = Counter("nuppeppou_late_risk",
                     f"Answers within {LATE_RISK_MS:g} ms of the game's timeout, or after it")
 SEARCH_DEPTH = Histogram("nuppeppou_search_depth", "Depth of searched answers (turns)",
                          buckets=(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 20, 30))
+ENGINE_OVERHEAD = Histogram(
+    "nuppeppou_engine_overhead_seconds",
+    "The engine's reported latency for an answer less the server's own time on it",
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0))
 ANSWERS = Counter("nuppeppou_answers", "Answers by what gave them", ["by"])
 SESSIONS = Gauge("nuppeppou_sessions", "Game sessions open", multiprocess_mode="livesum")
 POOL_LEASED = Gauge("nuppeppou_pool_leased", "Accumulators on lease",

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from .board import MoveRequest
+from .metrics import ENGINE_OVERHEAD
 from .rules import outcome_at_end
 from .search.clock import OVERHEAD_TURNS, adaptive_margin_ms, overhead_ms
 
@@ -88,6 +89,7 @@ class Session:
         latency = request.you.latency_ms
         if (self.answered is not None and self.answered[0] == request.state.turn - 1
                 and latency is not None and latency > 0):
+            ENGINE_OVERHEAD.observe(max(0.0, latency - self.answered[1]) / 1000.0)
             self.overheads.append(overhead_ms(latency, self.answered[1],
                                               request.state.game.timeout))
             self.answered = None

@@ -362,9 +362,12 @@ def test_the_engine_latency_sets_the_next_margin(network, monkeypatch, adaptive)
     send "0" in ``you``."""
     from snake.search.clock import MARGIN_SAFETY_MS
     monkeypatch.setenv("NUPPEPPOU_ADAPTIVE_MARGIN", adaptive)
+    from snake.metrics import ENGINE_OVERHEAD
     timed = _Timed()
     client = create_app(network=None, strategy=timed, game_log=None).test_client()
     bodies = [state_to_request(r.state, "s0") for r in play(snakes=2, seed=6, turns=3)[:3]]
+    measured = ENGINE_OVERHEAD.collect()[0]
+    count = next(x.value for x in measured.samples if x.name.endswith("_count"))
     for body, latency in zip(bodies, ["0", "140", "140"]):
         # some engine versions send "0" in `you` and the real figure in board.snakes
         body["you"]["latency"] = "0"
@@ -373,8 +376,11 @@ def test_the_engine_latency_sets_the_next_margin(network, monkeypatch, adaptive)
                 snake["latency"] = latency
         assert client.post("/move", json=body).status_code == 200
     assert timed.margins[0] is None
+    measured = ENGINE_OVERHEAD.collect()[0]
+    counted = next(x.value for x in measured.samples if x.name.endswith("_count")) - count
     if adaptive == "off":
-        assert timed.margins == [None, None, None]
+        assert timed.margins == [None, None, None] and counted == 0
     else:
+        assert counted == 2          # turns 1 and 2 reported the engine's view of 0 and 1
         assert all(140 + MARGIN_SAFETY_MS - 20 < m <= 140 + MARGIN_SAFETY_MS
                    for m in timed.margins[1:])
