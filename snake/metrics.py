@@ -11,7 +11,7 @@ tests) the process's own registry is reported.
 | ``nuppeppou_move_seconds`` | histogram: a /move's arrival to its answer |
 | ``nuppeppou_late_risk_total`` | answers given within :data:`LATE_RISK_MS` of the game's timeout, or after it |
 | ``nuppeppou_search_depth`` | histogram: depth of searched answers |
-| ``nuppeppou_engine_overhead_seconds`` | histogram: per answered turn, the engine's reported latency less our own time on it (the network both ways, the wait for a worker; :mod:`snake.sessions`) |
+| ``nuppeppou_engine_overhead_seconds`` | histogram: per answered turn, the engine's reported latency less our own time on it (the network both ways, the wait for a worker; :mod:`snake.sessions`, with the adaptive margin on) |
 | ``nuppeppou_answers_total{by}`` | answers by what gave them (:data:`snake.decision.ANSWERED_BY`): the fallbacks by kind |
 | ``nuppeppou_sessions`` | game sessions open |
 | ``nuppeppou_pool_leased``, ``nuppeppou_pool_free`` | accumulators on lease / on the stack |
