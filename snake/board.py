@@ -300,8 +300,9 @@ def _points(obj: Any, key: str, where: str, limit: int, required: bool) -> list[
     return [_point(p, f"{path}[{i}]") for i, p in enumerate(items)]
 
 
-def _short_str(obj: Any, key: str, where: str, default: Any = ...) -> str:
-    value = _get(obj, key, where, (str, int), default)
+def _short_str(obj: Any, key: str, where: str, default: Any = ...,
+               kinds: tuple[type, ...] = (str, int)) -> str:
+    value = _get(obj, key, where, kinds, default)
     value = str(value)
     if len(value) > MAX_ID:
         raise RequestError(f"{where}.{key}: too long")
@@ -319,7 +320,8 @@ def _snake(obj: Any, path: str) -> Snake:
         health=health,
         name=_short_str(obj, "name", path, ""),
         squad=_short_str(obj, "squad", path, ""),
-        latency=_short_str(obj, "latency", path, ""),
+        # a string on the official engine's wire; other engines send a number
+        latency=_short_str(obj, "latency", path, "", (str, int, float)),
         shout=str(_get(obj, "shout", path, str, ""))[:256],
         customizations=_get(obj, "customizations", path, dict, None),
     )

@@ -340,6 +340,19 @@ def test_configuration_from_the_environment(monkeypatch, tmp_path, network):
     assert r.status_code == 200
 
 
+def test_a_latency_sent_as_a_number_is_read(network):
+    """The official engine sends ``latency`` as a string; a number (as other engines send
+    it) is read the same way, not refused."""
+    timed = _Timed()
+    client = create_app(network=None, strategy=timed, game_log=None).test_client()
+    bodies = [state_to_request(r.state, "s0") for r in play(snakes=2, seed=8, turns=2)[:2]]
+    for body, latency in zip(bodies, [0, 312.5]):
+        for snake in body["board"]["snakes"] + [body["you"]]:
+            snake["latency"] = latency
+        assert client.post("/move", json=body).status_code == 200
+    assert timed.margins[0] is None and timed.margins[1] is not None
+
+
 class _Timed:
     """Answers up at once and remembers the margin each request came with."""
 
