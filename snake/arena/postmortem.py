@@ -4,7 +4,7 @@ The tally says how a snake died (the cause by the rules, and whether it was trap
 move of its own lived through the others' moves); with four snakes most deaths are traps,
 so what lost the game was played some moves earlier. For each game record in which the
 record's ``you`` (the arena's first player) lost by dying, this replays the death through
-the rules (:func:`snake.arena.tally.how_it_died`: the cause, the snake that eliminated it)
+the rules (:func:`snake.arena.ending.how_it_died`: the cause, the snake that eliminated it)
 and searches again the positions of its last ``--moves`` moves with a search strategy
 (default ``search``, today's default: a record played by another search is best looked at
 again with that one, ``--strategy search-joint`` say), stopped at ``--nodes`` nodes a move
@@ -46,13 +46,14 @@ from pathlib import Path
 from typing import Iterable
 
 from ..board import parse_request, state_to_request
-from ..floodfill import room
 from ..rules import apply_rules
 from ..search.result import SearchResult
 from ..search.state import PROVEN
 from ..search.strategy import VARIANTS, make_search_strategy, split_options
 from .replay import Replay, ReplayError, read_replay
-from .tally import Death, how_it_died, record_files, recorded_moves
+from .ending import (CutOff, Death, cut_off, cut_off_text, fell_in_draw, how_it_died,
+                     how_text, recorded_moves)
+from .tally import record_files
 
 #: The longest ``game.timeout`` a request may carry (ms): the re-searches stop on nodes.
 LONGEST_TIMEOUT = 60_000
@@ -89,16 +90,6 @@ class Sealing:
     choice_turn: int                     # its last choice not proven lost
     proven_turn: int                     # the first position after it proven lost
     food: list[tuple[int, int, int]]     # (the first turn it is on the board, x, y)
-
-
-@dataclass(slots=True)
-class CutOff:
-    """From when it was cut off for good from every other snake (:func:`cut_off`)."""
-
-    turn: int
-    moves_before: int            # 1: the position of its last move
-    room: int                    # the squares it could reach then
-    others_room: int             # the most any other snake could reach then
 
 
 @dataclass(slots=True)
@@ -152,11 +143,6 @@ def seen_lost_from(positions: Iterable[tuple[bool, bool]]) -> int | None:
     return found
 
 
-def fell_in_draw(replay: Replay, death: Death) -> bool:
-    """It fell on the game's last turn, with the last others: a draw."""
-    return bool(replay.result.get("isDraw")) and death.line == len(replay.turns) - 2
-
-
 def score_text(view: PositionView) -> str:
     search = view.search
     if view.no_safe_move:
@@ -195,28 +181,6 @@ def look_back(path: Path, strategy, moves: int) -> Postmortem | None:
              for back in range(min(moves, death.line + 1))]
     return Postmortem(path.name, death, draw, replay.turns[death.line]["turn"], views, names,
                       sealed_by_food(replay, death, views, strategy), cut_off(replay, death))
-
-
-def cut_off(replay: Replay, death: Death, look_back: int | None = None) -> CutOff | None:
-    """From which position before its death (looking back through the record, or its last
-    ``look_back`` positions) no other snake could reach any square it could reach
-    (:func:`snake.floodfill.room`: through squares free after that turn's movement), to the
-    end; ``None`` if it never was. A position in which it can reach nothing (boxed in) is
-    no partition, and does not end one. In a duel this is the partition that decides the
-    game: each snake lives in its own part."""
-    you_id = replay.turns[0]["you"]["id"]
-    found = None
-    positions = death.line + 1 if look_back is None else min(death.line + 1, look_back)
-    for back in range(positions):
-        state = parse_request(replay.turns[death.line - back]).state
-        mine = room(state, state.board.snake(you_id))
-        others = [room(state, s) for s in state.board.living_snakes if s.id != you_id]
-        if not others or any(mine & theirs for theirs in others):
-            break
-        if mine:
-            found = CutOff(state.turn, back + 1, len(mine),
-                           max(len(theirs) for theirs in others))
-    return found
 
 
 def sealed_by_food(replay: Replay, death: Death, views: list[PositionView],
@@ -262,45 +226,6 @@ def sealed_by_food(replay: Replay, death: Death, views: list[PositionView],
     if unfed.proven_lost:
         return None
     return Sealing(choice.turn, proven.turn, appeared)
-
-
-def how_text(death: Death, names: dict[str, str], draw: bool) -> str:
-    """How it died, in words: the cause by the rules, by whom, trapped or not."""
-    if draw:
-        return "a draw: it fell with the last others"
-    if not death.cause:
-        return "cause unknown"
-    killer = names.get(death.killer, death.killer) if death.killer else "no snake"
-    return f"{death.cause}, by {killer}{'; trapped' if death.trapped else ''}"
-
-
-def cut_off_text(cut: CutOff) -> str:
-    return (f"cut off from the others for good from turn {cut.turn} ({cut.moves_before} moves "
-            f"before its death): it could reach {cut.room} squares, the others at most "
-            f"{cut.others_room}")
-
-
-def how_it_ended(replay: Replay, look_back: int = 200) -> list[str]:
-    """What the rules alone say of the death of the record's ``you`` (no search, and the
-    cut-off looked for in its last ``look_back`` positions: for a web page): how it died and
-    from when it was cut off; nothing if it did not die."""
-    death = how_it_died(replay)
-    if death is None:
-        return []
-    names = {s["id"]: s["name"] or s["id"] for s in replay.turns[0]["board"]["snakes"]}
-    draw = fell_in_draw(replay, death)
-    turn, following = (replay.turns[death.line + k]["turn"] for k in (0, 1))
-    if following != turn + 1:
-        lines = [f"died after its last recorded move, from turn {turn}; the record holds no "
-                 f"turn after it but the last ({following}), so how is not known"]
-    else:
-        lines = [f"died on its move from turn {turn}: {how_text(death, names, draw)}"
-                 + (" (none of its moves would have lived)" if death.trapped and not draw
-                    else "")]
-    cut = cut_off(replay, death, look_back)
-    if cut is not None:
-        lines.append(cut_off_text(cut))
-    return lines
 
 
 def report(post: Postmortem) -> list[str]:

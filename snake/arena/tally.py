@@ -33,7 +33,6 @@ snakes and opponents when they are mixed.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import re
 import statistics
@@ -42,8 +41,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..board import parse_request
-from ..rules import MOVES, apply_rules, next_square
+from .ending import how_it_died
 from .replay import Replay, ReplayError, read_replay
 from .stats import Score
 
@@ -209,76 +207,6 @@ def place_of(replay: Replay, snake_id: str) -> float:
         outlived = len(alive[last + 1])
         with_it = len(alive[last]) - 1 - outlived
     return 1 + outlived + with_it / 2
-
-
-@dataclass(frozen=True, slots=True)
-class Death:
-    """How the record's ``you`` died (:func:`how_it_died`)."""
-
-    line: int         # the record line (``replay.turns``) of its last turn alive
-    cause: str        # the elimination cause by the rules ("" when the replay cannot tell)
-    killer: str       # the id of the snake that eliminated it ("": none, or unknown)
-    trapped: bool     # none of its moves would have lived through the others' moves
-
-
-#: :func:`recorded_moves` tries every move of each snake that fell on the turn (4 ** fallen
-#: replays of the turn); with more than this many fallen at once it says it cannot tell.
-MAX_FALLEN = 5
-
-
-def recorded_moves(before: dict, after: dict, you_id: str) -> dict[str, str] | None:
-    """The moves that took record line ``before`` to line ``after``: each snake's move read
-    off its head in ``after`` (``you``'s off its body there, frozen in place when it fell),
-    and for the snakes that fell on that turn the first moves (in move order) under which
-    the rules eliminate exactly the snakes the record lost. ``None`` when no moves explain
-    the next line, more than :data:`MAX_FALLEN` snakes fell on that turn, or it is not the
-    next turn (a game log holds no turns after our snake's
-    last, only the final board of ``/end``)."""
-    if after.get("turn") != before.get("turn", -2) + 1:
-        return None
-    state = parse_request(before).state
-    heads = {s["id"]: (s["head"]["x"], s["head"]["y"]) for s in after["board"]["snakes"]}
-    heads[you_id] = (after["you"]["head"]["x"], after["you"]["head"]["y"])
-    survivors = {s["id"] for s in after["board"]["snakes"]}
-    living = state.board.living_snakes
-    moves = {}
-    for snake in (s for s in living if s.id in heads):
-        move = next((m for m in MOVES if next_square(state, snake.head, m) == heads[snake.id]),
-                    None)
-        if move is None:
-            return None
-        moves[snake.id] = move
-    fallen = [s.id for s in living if s.id not in heads]
-    if len(fallen) > MAX_FALLEN:
-        return None
-    for combo in itertools.product(MOVES, repeat=len(fallen)):
-        chosen = {**moves, **dict(zip(fallen, combo))}
-        if {s.id for s in apply_rules(state, chosen).board.living_snakes} == survivors:
-            return chosen
-    return None
-
-
-def how_it_died(replay: Replay) -> Death | None:
-    """How the record's ``you`` died, or ``None`` if it did not. Its last turn is replayed
-    through the rules with the moves of :func:`recorded_moves`. It was trapped when none of
-    its own moves lives through those moves of the others."""
-    turns = replay.turns
-    you_id = turns[0]["you"]["id"]
-    for i in range(len(turns) - 1):
-        if (any(s["id"] == you_id for s in turns[i]["board"]["snakes"])
-                and not any(s["id"] == you_id for s in turns[i + 1]["board"]["snakes"])):
-            break
-    else:
-        return None
-    chosen = recorded_moves(turns[i], turns[i + 1], you_id)
-    if chosen is None or you_id not in chosen:
-        return Death(i, "", "", False)
-    state = parse_request(turns[i]).state
-    you = apply_rules(state, chosen).board.snake(you_id)
-    trapped = all(apply_rules(state, {**chosen, you_id: m}).board.snake(you_id).eliminated_cause
-                  for m in MOVES)
-    killer = you.eliminated_by if you.eliminated_by != you_id else ""
-    return Death(i, you.eliminated_cause or "", killer, trapped)
 
 
 def outcome_of(replay: Replay, name: str) -> str:

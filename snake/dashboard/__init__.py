@@ -14,7 +14,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..arena.postmortem import how_it_ended, seen_lost_from
+from ..arena.ending import how_it_ended
+from ..arena.postmortem import seen_lost_from
 from ..arena.replay import Replay, dumps_replay
 from ..gamelog.reader import (GameFilter, Summary, TurnRow, count_games, find_game, game_turns,
                               recent_games, replay_of, rulesets, summary)

@@ -172,7 +172,7 @@ def _turn_data(turn: TurnRow) -> dict[str, Any]:
 def game_page(game: GameRow, turns: Sequence[TurnRow], replay: Replay | None,
               ending: Sequence[str] = ()) -> str:
     """One game (see the module docstring); ``ending``: how our snake's death came about,
-    in lines of text (:func:`snake.arena.postmortem.how_it_ended`)."""
+    in lines of text (:func:`snake.arena.ending.how_it_ended`)."""
     result = game.result or "playing"
     header = [STYLE, '<div class="dash"><nav><a href="/games">&larr; all games</a>'
               f'<a href="{_e(game_link(game))}&amp;format=jsonl">record (JSONL)</a></nav>',

@@ -1,0 +1,169 @@
+"""How a snake's game ended, by the rules alone: no search, so cheap enough for the tally
+of a thousand records and for a web page.
+
+- :func:`recorded_moves`: the moves of one turn of a record, read off the next line;
+- :func:`how_it_died`: its last turn replayed through :mod:`snake.rules`: the elimination
+  cause, the snake that eliminated it, and whether it was *trapped* (no move of its own
+  lived through the others' moves);
+- :func:`cut_off`: from when no other snake could reach any square it could reach
+  (:func:`snake.floodfill.room`), the partition that decides a duel;
+- :func:`how_it_ended`: the two in words (the dashboard's game page).
+
+What its search saw of the same death is :mod:`snake.arena.postmortem`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from ..board import parse_request
+from ..floodfill import room
+from ..rules import MOVES, apply_rules, next_square
+from .replay import Replay
+
+
+@dataclass(frozen=True, slots=True)
+class Death:
+    """How the record's ``you`` died (:func:`how_it_died`)."""
+
+    line: int         # the record line (``replay.turns``) of its last turn alive
+    cause: str        # the elimination cause by the rules ("" when the replay cannot tell)
+    killer: str       # the id of the snake that eliminated it ("": none, or unknown)
+    trapped: bool     # none of its moves would have lived through the others' moves
+
+
+#: :func:`recorded_moves` tries every move of each snake that fell on the turn (4 ** fallen
+#: replays of the turn); with more than this many fallen at once it says it cannot tell.
+MAX_FALLEN = 5
+
+
+def recorded_moves(before: dict, after: dict, you_id: str) -> dict[str, str] | None:
+    """The moves that took record line ``before`` to line ``after``: each snake's move read
+    off its head in ``after`` (``you``'s off its body there, frozen in place when it fell),
+    and for the snakes that fell on that turn the first moves (in move order) under which
+    the rules eliminate exactly the snakes the record lost. ``None`` when no moves explain
+    the next line, more than :data:`MAX_FALLEN` snakes fell on that turn, or it is not the
+    next turn (a game log holds no turns after our snake's
+    last, only the final board of ``/end``)."""
+    if after.get("turn") != before.get("turn", -2) + 1:
+        return None
+    state = parse_request(before).state
+    heads = {s["id"]: (s["head"]["x"], s["head"]["y"]) for s in after["board"]["snakes"]}
+    heads[you_id] = (after["you"]["head"]["x"], after["you"]["head"]["y"])
+    survivors = {s["id"] for s in after["board"]["snakes"]}
+    living = state.board.living_snakes
+    moves = {}
+    for snake in (s for s in living if s.id in heads):
+        move = next((m for m in MOVES if next_square(state, snake.head, m) == heads[snake.id]),
+                    None)
+        if move is None:
+            return None
+        moves[snake.id] = move
+    fallen = [s.id for s in living if s.id not in heads]
+    if len(fallen) > MAX_FALLEN:
+        return None
+    for combo in itertools.product(MOVES, repeat=len(fallen)):
+        chosen = {**moves, **dict(zip(fallen, combo))}
+        if {s.id for s in apply_rules(state, chosen).board.living_snakes} == survivors:
+            return chosen
+    return None
+
+
+def how_it_died(replay: Replay) -> Death | None:
+    """How the record's ``you`` died, or ``None`` if it did not. Its last turn is replayed
+    through the rules with the moves of :func:`recorded_moves`. It was trapped when none of
+    its own moves lives through those moves of the others."""
+    turns = replay.turns
+    you_id = turns[0]["you"]["id"]
+    for i in range(len(turns) - 1):
+        if (any(s["id"] == you_id for s in turns[i]["board"]["snakes"])
+                and not any(s["id"] == you_id for s in turns[i + 1]["board"]["snakes"])):
+            break
+    else:
+        return None
+    chosen = recorded_moves(turns[i], turns[i + 1], you_id)
+    if chosen is None or you_id not in chosen:
+        return Death(i, "", "", False)
+    state = parse_request(turns[i]).state
+    you = apply_rules(state, chosen).board.snake(you_id)
+    trapped = all(apply_rules(state, {**chosen, you_id: m}).board.snake(you_id).eliminated_cause
+                  for m in MOVES)
+    killer = you.eliminated_by if you.eliminated_by != you_id else ""
+    return Death(i, you.eliminated_cause or "", killer, trapped)
+
+
+@dataclass(slots=True)
+class CutOff:
+    """From when it was cut off for good from every other snake (:func:`cut_off`)."""
+
+    turn: int
+    moves_before: int            # 1: the position of its last move
+    room: int                    # the squares it could reach then
+    others_room: int             # the most any other snake could reach then
+
+
+def cut_off(replay: Replay, death: Death, look_back: int | None = None) -> CutOff | None:
+    """From which position before its death (looking back through the record, or its last
+    ``look_back`` positions) no other snake could reach any square it could reach
+    (:func:`snake.floodfill.room`: through squares free after that turn's movement), to the
+    end; ``None`` if it never was. A position in which it can reach nothing (boxed in) is
+    no partition, and does not end one. In a duel this is the partition that decides the
+    game: each snake lives in its own part."""
+    you_id = replay.turns[0]["you"]["id"]
+    found = None
+    positions = death.line + 1 if look_back is None else min(death.line + 1, look_back)
+    for back in range(positions):
+        state = parse_request(replay.turns[death.line - back]).state
+        mine = room(state, state.board.snake(you_id))
+        others = [room(state, s) for s in state.board.living_snakes if s.id != you_id]
+        if not others or any(mine & theirs for theirs in others):
+            break
+        if mine:
+            found = CutOff(state.turn, back + 1, len(mine),
+                           max(len(theirs) for theirs in others))
+    return found
+
+
+def fell_in_draw(replay: Replay, death: Death) -> bool:
+    """It fell on the game's last turn, with the last others: a draw."""
+    return bool(replay.result.get("isDraw")) and death.line == len(replay.turns) - 2
+
+
+def how_text(death: Death, names: dict[str, str], draw: bool) -> str:
+    """How it died, in words: the cause by the rules, by whom, trapped or not."""
+    if draw:
+        return "a draw: it fell with the last others"
+    if not death.cause:
+        return "cause unknown"
+    killer = names.get(death.killer, death.killer) if death.killer else "no snake"
+    return f"{death.cause}, by {killer}{'; trapped' if death.trapped else ''}"
+
+
+def cut_off_text(cut: CutOff) -> str:
+    return (f"cut off from the others for good from turn {cut.turn} ({cut.moves_before} moves "
+            f"before its death): it could reach {cut.room} squares, the others at most "
+            f"{cut.others_room}")
+
+
+def how_it_ended(replay: Replay, look_back: int = 200) -> list[str]:
+    """What the rules alone say of the death of the record's ``you`` (no search, and the
+    cut-off looked for in its last ``look_back`` positions: for a web page): how it died and
+    from when it was cut off; nothing if it did not die."""
+    death = how_it_died(replay)
+    if death is None:
+        return []
+    names = {s["id"]: s["name"] or s["id"] for s in replay.turns[0]["board"]["snakes"]}
+    draw = fell_in_draw(replay, death)
+    turn, following = (replay.turns[death.line + k]["turn"] for k in (0, 1))
+    if following != turn + 1:
+        lines = [f"died after its last recorded move, from turn {turn}; the record holds no "
+                 f"turn after it but the last ({following}), so how is not known"]
+    else:
+        lines = [f"died on its move from turn {turn}: {how_text(death, names, draw)}"
+                 + (" (none of its moves would have lived)" if death.trapped and not draw
+                    else "")]
+    cut = cut_off(replay, death, look_back)
+    if cut is not None:
+        lines.append(cut_off_text(cut))
+    return lines
