@@ -44,8 +44,8 @@ def recorded_moves(before: dict, after: dict, you_id: str) -> dict[str, str] | N
     and for the snakes that fell on that turn the first moves (in move order) under which
     the rules eliminate exactly the snakes the record lost. ``None`` when no moves explain
     the next line, more than :data:`MAX_FALLEN` snakes fell on that turn, or it is not the
-    next turn (a game log holds no turns after our snake's
-    last, only the final board of ``/end``)."""
+    next turn (a game log holds no turns after our snake's last, only the final board of
+    ``/end``)."""
     if after.get("turn") != before.get("turn", -2) + 1:
         return None
     state = parse_request(before).state
