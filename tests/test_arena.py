@@ -707,6 +707,19 @@ def test_the_postmortem_does_not_blame_food_the_loss_stands_without(capsys, tmp_
     assert "(the search cannot foresee it): 0 of 1" in out
 
 
+def test_the_postmortem_lists_a_draw_and_does_not_count_it(capsys, tmp_path):
+    """A falls with B on the game's last turn (C fell before): a draw, listed as one and
+    left out of the deaths."""
+    from snake.arena.postmortem import main as postmortem
+    write_record(tmp_path / "game-00001.jsonl", AT_THE_TOP,
+                 [{"A": "up", "B": "up", "C": "left"}, {"A": "up", "B": "up"}],
+                 winner="", draw=True)
+    assert postmortem([str(tmp_path), "--nodes", "500", "--moves", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "(a draw: it fell with the last others)" in out
+    assert "0 deaths (0 trapped), 1 draws not counted" in out
+
+
 def test_the_postmortem_refuses_what_it_cannot_search(capsys, tmp_path):
     from snake.arena.postmortem import main as postmortem
     write_record(tmp_path / "game-00001.jsonl", CORNERED, {"A": "down", "B": "down"})
