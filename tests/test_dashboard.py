@@ -231,8 +231,8 @@ def test_a_loss_the_service_played_says_from_when_its_search_saw_it(tmp_path, mo
                       ).get_data(as_text=True)
     ending = re.search(r'<ul id="ending">(.*?)</ul>', text, re.S).group(1)
     assert "died on its move from turn 330: snake-collision, by search-py; trapped" in ending
-    assert ("its search saw the loss proven from turn 324 (7 moves before its end) to its "
-            "last answer") in ending
+    assert ("its search saw the loss proven from turn 324 to its last answer, on turn "
+            "330") in ending
     log.close()
 
 

@@ -126,8 +126,13 @@ def cut_off(replay: Replay, death: Death, look_back: int | None = None) -> CutOf
 
 
 def fell_in_draw(replay: Replay, death: Death) -> bool:
-    """It fell on the game's last turn, with the last others: a draw."""
-    return bool(replay.result.get("isDraw")) and death.line == len(replay.turns) - 2
+    """It fell on the game's last turn, with the last others: a draw (the record's last
+    line is the turn after its last, with no snake left on the board)."""
+    turns = replay.turns
+    if not replay.result.get("isDraw") or death.line != len(turns) - 2:
+        return False
+    last, final = turns[death.line], turns[-1]
+    return final.get("turn") == last.get("turn", -2) + 1 and not final["board"]["snakes"]
 
 
 def how_text(death: Death, names: dict[str, str], draw: bool) -> str:

@@ -101,10 +101,10 @@ def ending_of(replay: Replay | None, turns: list[TurnRow]) -> list[str]:
         return []
     try:
         ending = how_it_ended(replay)
+        seen = seen_lost(turns) if ending else None
     except Exception:                       # an odd record must not cost the whole page
         log.exception("how game %s ended could not be read", replay.game.get("id"))
         return []
-    seen = seen_lost(turns) if ending else None
     return ending + [seen] if seen else ending
 
 
@@ -126,6 +126,5 @@ def seen_lost(turns: list[TurnRow]) -> str | None:
         for turn in nearest_first)
     if index is None:
         return "its search had not proven the loss at its last choice"
-    since = nearest_first[index]
-    return (f"its search saw the loss proven from turn {since.turn} ({index + 1} moves before "
-            "its end) to its last answer")
+    return (f"its search saw the loss proven from turn {nearest_first[index].turn} to its last "
+            f"answer, on turn {turns[-1].turn}")
