@@ -720,6 +720,17 @@ def test_the_postmortem_lists_a_draw_and_does_not_count_it(capsys, tmp_path):
     assert "0 deaths (0 trapped), 1 draws not counted" in out
 
 
+def test_a_death_in_a_game_capped_as_a_draw_is_a_death(capsys, tmp_path):
+    """A dies on the last recorded turn of a game stopped at a turn cap, which the record
+    calls a draw for the survivors: B lives on, so for A it is a death, not a draw."""
+    from snake.arena.postmortem import main as postmortem
+    write_record(tmp_path / "game-00001.jsonl", CORNERED, {"A": "down", "B": "down"},
+                 winner="", draw=True)
+    assert postmortem([str(tmp_path), "--nodes", "500", "--moves", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "a draw" not in out and "1 deaths (1 trapped)" in out
+
+
 def test_the_postmortem_refuses_what_it_cannot_search(capsys, tmp_path):
     from snake.arena.postmortem import main as postmortem
     write_record(tmp_path / "game-00001.jsonl", CORNERED, {"A": "down", "B": "down"})
