@@ -1,7 +1,7 @@
 """Search speed: nodes per second and the depth reached in a fixed thinking time.
 
     python -m bench.search [--ms 400] [--positions 3] [--network [--hidden 128 32 | --weights F]]
-        [--profile] [--threads] [--pvs]
+        [--value-head F] [--profile] [--threads] [--pvs]
 
 Positions: a few turns into seeded games on 11x11 standard, 1v1 and 4 snakes, every snake
 played by a quick search (so the positions are ones a game really reaches). For each
@@ -11,7 +11,9 @@ moves, as ``search-joint`` does, and ``best`` the three nearest by best replies,
 default ``search`` does since 2026-11-24; in 1v1 the two are one search;
 with ``--network`` also the NNUE: a random network, 512x512 as shipped or ``--hidden``'s
 sizes, as no trained one is needed for speed, or the file ``--weights``; the compiled search
-also with board control and the network half and half, as ``search-blend``), one search of ``--ms`` milliseconds (wall clock: the machine may be
+also with board control and the network half and half, as ``search-blend``; with
+``--value-head`` also the compiled search valuing leaves by that learned head,
+:mod:`snake.core.value_head`, in the positions it was trained for), one search of ``--ms`` milliseconds (wall clock: the machine may be
 shared, so the CPU time of the process is printed too, and nodes/s by CPU time). A node
 is one turn played by the rules engine. Figures are medians over the positions.
 
@@ -149,6 +151,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hidden", type=int, nargs=2, default=None, metavar=("H1", "H2"),
                         help="--network: the random network's hidden sizes (512 512)")
     parser.add_argument("--weights", default=None, help="--network: this network file instead")
+    parser.add_argument("--value-head", default=None,
+                        help="also measure the compiled search with this learned value head")
     parser.add_argument("--profile", action="store_true",
                         help="profile one alpha-beta search on 11x11 1v1")
     parser.add_argument("--threads", action="store_true",
@@ -164,6 +168,12 @@ def main(argv: list[str] | None = None) -> None:
                    Network.random(1, tuple(args.hidden or HIDDEN), quantise=True))
         print(f"network: {args.weights or 'random'}, hidden {network.hidden[0]}x{network.hidden[1]}")
 
+    head = None
+    if args.value_head:
+        from snake.core.value_head import load_head
+        head = load_head(args.value_head)
+        print(f"value head: {args.value_head}, hidden {head.hidden}, for {head.snakes} snakes")
+
     def no_accumulator(request):
         return None
 
@@ -177,14 +187,19 @@ def main(argv: list[str] | None = None) -> None:
         python_rate = None
         for engine, evaluator in ([("compiled", "voronoi"), ("python", "voronoi")]
                                   + ([("compiled", "best")] if n_snakes > 2 else [])
+                                  + ([("compiled", "head")]
+                                     if head is not None and head.covers(n_snakes) else [])
                                   + ([("compiled", "nnue"), ("compiled", "blend"),
                                       ("python", "nnue")] if network else [])):
             # "best": the default's four-snake search (the three nearest opponents searched
             # by best replies, board control by the grower's weights)
             extra = (dict(replies="best", max_opponents=3, reach=None, multi_style="grower")
                      if evaluator == "best" else {})
+            if evaluator == "head":
+                extra = dict(value_head=args.value_head)
             strategy = SearchStrategy(network,
-                                      evaluator={"blend": "nnue", "best": "voronoi"}.get(evaluator, evaluator),
+                                      evaluator={"blend": "nnue", "best": "voronoi",
+                                                 "head": "voronoi"}.get(evaluator, evaluator),
                                       think_ms=args.ms, engine=engine, max_concurrent=None,
                                       network_weight=0.5 if evaluator == "blend" else 1.0, **extra)
             acc = fresh_accumulator if evaluator in ("nnue", "blend") else no_accumulator

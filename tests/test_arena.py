@@ -213,7 +213,7 @@ def test_seed_players_get_a_network_accumulator_each(capsys, tmp_path, monkeypat
     assert code == 2 and "missing.npz" in err
 
 
-def test_later_strategies_play_and_slow_built_ins_miss_their_turn(capsys, monkeypatch):
+def test_later_strategies_play_and_slow_built_ins_miss_their_turn(capsys, monkeypatch, tmp_path):
     import time
 
     from snake import strategies as strategy
@@ -230,10 +230,13 @@ def test_later_strategies_play_and_slow_built_ins_miss_their_turn(capsys, monkey
     monkeypatch.setattr(strategy, "STRATEGIES", strategy.STRATEGIES)
     strategy.register_strategy("slowpoke", lambda network=None, seed=None: Slowpoke())
     args = ["slowpoke", "random", "-g", "1", "--size", "7", "--parallel", "1", "--timeout", "10"]
-    code, out, err = run(capsys, *args, "--builtin-timeout")
+    code, out, err = run(capsys, *args, "--builtin-timeout", "-o", str(tmp_path))
     cells = next(line.split() for line in out.splitlines() if line.startswith("slowpoke ") and "built-in" in line)
     assert code == 0 and cells[1] == "built-in" and int(cells[5]) == int(cells[2]) > 0
     assert "over the 10 ms timeout" in err
+    # results.json says in which game the late answers fell
+    played = json.loads((tmp_path / "results.json").read_text())["games_played"]
+    assert played[0]["timeouts"] == {"slowpoke": int(cells[5])} and played[0]["invalid"] == {}
     code, out, err = run(capsys, *args)
     cells = next(line.split() for line in out.splitlines() if line.startswith("slowpoke ") and "built-in" in line)
     assert code == 0 and int(cells[5]) == 0

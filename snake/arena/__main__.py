@@ -260,7 +260,11 @@ def run(args: argparse.Namespace) -> int:
             {"index": r.index + 1, "game_id": r.game_id, "turns": r.turns,
              "seats": [players[s].label for s in r.seats],
              "results": {players[p].label: o for p, o in r.results.items()},
-             "winner": r.winner_name, "is_draw": r.is_draw, "replay": r.replay_path}
+             "winner": r.winner_name, "is_draw": r.is_draw, "replay": r.replay_path,
+             # which game a late or invalid answer fell in: a match played on a busy
+             # machine can then leave out exactly the games it may have decided
+             "timeouts": {players[p].label: t.timeouts for p, t in r.timing.items() if t.timeouts},
+             "invalid": {players[p].label: t.invalid for p, t in r.timing.items() if t.invalid}}
             for r in sorted(results, key=lambda r: r.index)]
         (Path(replay_dir) / "results.json").write_text(json.dumps(summary, indent=1) + "\n")
     if args.sprt is not None:

@@ -66,6 +66,22 @@ _QUARTERS, _FOOD_D, _ORDER, _LO, _HI, _NUMBERS = range(6)
  _ROOM, _STYLE_FIELDS) = range(10)
 _MILLION = 1_000_000.0
 
+#: What a learned value head (:mod:`snake.core.value_head`) reads of a living snake, from
+#: the partition: the style's value; the squares it owns, the most another owns and all the
+#: others own (fractions of the board); its length lead over the longest other, as the
+#: style counts it (``tanh(lead / 3)``) and plain (``lead / 10``); how cramped it is
+#: (``1 - squares / length`` when positive); health / 100; the moves to the nearest food it
+#: owns / (width + height) (1 with none), whether it owns none, whether its health runs out
+#: before it gets there; the other living snakes / 3; its length / board area (the game's
+#: phase); the others at least as long / 3.
+MEASUREMENTS = ("value", "own", "most", "others", "lead_tanh", "lead", "cramped", "health",
+                "food", "no_food", "short_of_food", "opponents", "length", "longer")
+N_MEASUREMENTS = len(MEASUREMENTS)
+# After the style: scratch for the measurements (float64), then a learned value head's
+# hidden size (0: none) and its weights (:func:`workspace`).
+_MEASURED = _STYLE_FIELDS
+_HEAD_HIDDEN = _MEASURED + N_MEASUREMENTS
+
 #: Styles of play: the weights of the value's terms (module docstring of
 #: :mod:`snake.search.evaluate` for the default's formula). ``default`` is board control as
 #: the Python evaluator defines it; the others are the arena's opponents (docs/arena.md),
@@ -148,15 +164,19 @@ def _number(g, which):
     return _set(g, _SETS + _SNAKE_SETS * g[G_N]) - _pad(g) + which * g[G_N]
 
 
-def workspace(g: np.ndarray, style: str = "default") -> np.ndarray:
+def workspace(g: np.ndarray, style: str = "default", head: np.ndarray | None = None) -> np.ndarray:
     """A scratch array for the game ``g`` (module docstring), with the board's geometry
     filled in and the value's weights of ``style`` (:data:`STYLES`): made once per search,
-    reused by every evaluation (one per thread)."""
+    reused by every evaluation (one per thread). ``head``: a learned value head's weights
+    in millionths (:meth:`snake.core.value_head.ValueHead.fields`: its hidden size, then
+    its layers); the value is then the head's output on the :data:`MEASUREMENTS`."""
     width, height, pw = int(g[G_WIDTH]), int(g[G_HEIGHT]), int(g[G_PW])
     cells, area = int(g[G_CELLS]), width * height
     start = int(_number(g, _NUMBERS))
-    work = np.zeros(start + _STYLE_FIELDS, dtype=np.int64)
-    work[start:] = [round(w * _MILLION) for w in STYLES[style]]
+    fields = np.zeros(1, dtype=np.int64) if head is None else head
+    work = np.zeros(start + _HEAD_HIDDEN + len(fields), dtype=np.int64)
+    work[start:start + _STYLE_FIELDS] = [round(w * _MILLION) for w in STYLES[style]]
+    work[start + _HEAD_HIDDEN:] = fields
     squares = np.arange(area).reshape(height, width)
     padded = (squares // width + 1) * pw + squares % width + 1
     work[_BIT * cells + padded] = squares
@@ -399,8 +419,9 @@ def _nearest_food(g, s, i):
 
 
 @njit(**JIT)
-def _value(g, s, i, work):
-    """Snake ``i``'s value from the partition in ``work`` (``i`` alive)."""
+def _style_value(g, s, i, work):
+    """Snake ``i``'s value by the style's weights, from the partition in ``work`` (``i``
+    alive)."""
     n = g[G_N]
     quarters, food_d = _number(g, _QUARTERS), _number(g, _FOOD_D)
     squares = work[quarters + i] / 4.0
@@ -456,6 +477,94 @@ def _value(g, s, i, work):
         if hp < work[style + _FOOD_HEALTH] / _MILLION:
             v -= work[style + _W_FOOD] / _MILLION * food / (g[G_WIDTH] + g[G_HEIGHT])
     return max(-LIMIT, min(LIMIT, v))
+
+
+@njit(**JIT)
+def _measure(g, s, i, work, out):
+    """Snake ``i``'s :data:`MEASUREMENTS` into ``out``, from the partition in ``work``
+    (``i`` alive)."""
+    n = g[G_N]
+    quarters, food_d = _number(g, _QUARTERS), _number(g, _FOOD_D)
+    area = g[G_WIDTH] * g[G_HEIGHT]
+    squares = work[quarters + i] / 4.0
+    length = s[g[G_LENGTH] + i]
+    most, others, longest, opponents, longer = 0.0, 0.0, 0, 0, 0
+    for j in range(n):
+        if j == i or s[g[G_CAUSE] + j] != ALIVE:
+            continue
+        theirs = work[quarters + j] / 4.0
+        most = max(most, theirs)
+        others += theirs
+        lj = s[g[G_LENGTH] + j]
+        longest = max(longest, lj)
+        opponents += 1
+        if lj >= length:
+            longer += 1
+    lead = length - longest if opponents > 0 else 0
+    food = work[food_d + i]
+    hp = s[g[G_HEALTH] + i]
+    reach = g[G_WIDTH] + g[G_HEIGHT]
+    out[0] = _style_value(g, s, i, work)
+    out[1] = squares / area
+    out[2] = most / area
+    out[3] = others / area
+    out[4] = math.tanh(lead / 3.0)
+    out[5] = lead / 10.0
+    out[6] = max(0.0, 1.0 - squares / length)
+    out[7] = hp / 100.0
+    out[8] = (food if food >= 0 else reach) / reach
+    out[9] = 1.0 if food < 0 else 0.0
+    out[10] = 1.0 if food >= 0 and hp < food else 0.0
+    out[11] = opponents / 3.0
+    out[12] = length / area
+    out[13] = longer / 3.0
+
+
+@njit(**JIT)
+def _head_value(work, at, x):
+    """The learned head at ``work[at:]`` (hidden size, whether it is residual, then per
+    hidden unit its weights and bias, then the output's weights and bias, in millionths)
+    on the measurements ``x``: ``2 sigmoid(z) - 1``, and a residual head adds its ``z`` to
+    the logit of the style's value ``x[0]``: ``tanh(atanh(x[0]) + z / 2)``."""
+    hidden = work[at]
+    k = x.shape[0]
+    w = at + 2
+    out_w = w + hidden * (k + 1)
+    z = work[out_w + hidden] / _MILLION
+    for h in range(hidden):
+        a = work[w + k] / _MILLION
+        for j in range(k):
+            a += work[w + j] / _MILLION * x[j]
+        if a > 0.0:
+            z += work[out_w + h] / _MILLION * a
+        w += k + 1
+    if work[at + 1] != 0:
+        z += 2.0 * math.atanh(max(-LIMIT, min(LIMIT, x[0])))
+    return math.tanh(z / 2.0)
+
+
+@njit(**JIT)
+def _value(g, s, i, work):
+    """Snake ``i``'s value from the partition in ``work`` (``i`` alive): the style's, or
+    the learned head's when the workspace holds one."""
+    at = _number(g, _NUMBERS) + _HEAD_HIDDEN
+    if work[at] == 0:
+        return _style_value(g, s, i, work)
+    measured = _number(g, _NUMBERS) + _MEASURED
+    x = work.view(np.float64)[measured:measured + N_MEASUREMENTS]
+    _measure(g, s, i, work, x)
+    return max(-LIMIT, min(LIMIT, _head_value(work, at, x)))
+
+
+@njit(**JIT)
+def measure(g, s, i, work, out):
+    """Snake ``i``'s :data:`MEASUREMENTS` in ``s`` into ``out`` (float64): what a learned
+    value head reads (zeros for a snake not alive)."""
+    partition(g, s, work)
+    if s[g[G_CAUSE] + i] != ALIVE:
+        out[:] = 0.0
+    else:
+        _measure(g, s, i, work, out)
 
 
 @njit(**JIT)

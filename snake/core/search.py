@@ -761,7 +761,7 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
         max_nodes: int | None = None, max_depth: int = MAX_PLY - 2,
         table: Table | None = None, salt: int = 0, pvs: bool = True,
         network=None, network_weight: float = 0.0, style: str = "default",
-        exact_root: bool = False, best_reply: bool = False) -> CoreResult:
+        exact_root: bool = False, best_reply: bool = False, head=None) -> CoreResult:
     """Search ``packed`` for snake ``you`` (board indices) until ``deadline``
     (``time.perf_counter`` seconds); see :func:`search`. With a (quantised) ``network`` and
     ``network_weight`` > 0 the leaves are valued ``(1 - w) * board control + w * network``,
@@ -770,7 +770,9 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
     ``exact_root`` gives every root move an exact score (:func:`search`); ``best_reply``
     searches best replies instead of joint ones (:func:`_joint_move`: one opponent at a
     time answers your move, the others play their cheap move; the caller asks for it only
-    with two or three searched opponents: :meth:`snake.search.state.SnakePlan.replies`)."""
+    with two or three searched opponents: :meth:`snake.search.state.SnakePlan.replies`).
+    ``head``: a learned value head (:class:`snake.core.value_head.ValueHead`) that values
+    the leaves from board control's measurements instead of the style's weights."""
     g = packed.g
     if len(opponents) > MAX_OPPONENTS:
         raise ValueError(f"at most {MAX_OPPONENTS} searched opponents")
@@ -788,7 +790,8 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
     search(g, packed.s, you, np.array(opponents, dtype=np.int64), np.array(cheap, dtype=np.int64),
            float(deadline), int(max_nodes if max_nodes is not None else 2**62),
            int(max_depth), np.uint64(salt & (2**64 - 1)), table.keys, table.values, table.info, table.zobrist,
-           table.zobrist_health, table.zobrist_food, history, workspace(g, style), result,
+           table.zobrist_health, table.zobrist_food, history,
+           workspace(g, style, None if head is None else head.fields()), result,
            root_scores, iterations, pv, bool(pvs), net, nn, bool(exact_root), bool(best_reply))
     k = len(opponents)
     line = []

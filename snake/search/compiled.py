@@ -45,12 +45,14 @@ def thread_table(n_snakes: int, cells: int, megabytes: float) -> Table:
     return table
 
 
-def _evaluation_salt(weight: float, style: str = "default", replies: str = "joint") -> int:
+def _evaluation_salt(weight: float, style: str = "default", replies: str = "joint",
+                     head: str = "") -> int:
     """Table entries of searches valued differently must not meet: a salt per weight,
-    style and kind of replies (0 for the default search)."""
-    if weight <= 0 and style == "default" and replies == "joint":
+    style, kind of replies and value head (its digest; 0 for the default search)."""
+    if weight <= 0 and style == "default" and replies == "joint" and not head:
         return 0
-    return zlib.crc32(f"network {weight:.6f} style {style} replies {replies}".encode()) << 16
+    return zlib.crc32(f"network {weight:.6f} style {style} replies {replies} head {head}"
+                      .encode()) << 16
 
 
 def salt_of(game_id: str, you_id: str) -> int:
@@ -67,8 +69,10 @@ class CompiledAlphaBeta:
     def __init__(self, plan: SnakePlan, budget: Budget, max_depth: int,
                  table_mb: float = DEFAULT_TABLE_MB, network: Any | None = None,
                  network_weight: float = 0.0, style: str = "default",
-                 exact_root: bool = False, replies: str = "joint") -> None:
+                 exact_root: bool = False, replies: str = "joint",
+                 head: Any | None = None) -> None:
         self.plan = plan
+        self.head = head
         self.budget = budget
         self.max_depth = min(max_depth, MAX_PLY - 2)
         self.table_mb = table_mb
@@ -92,10 +96,14 @@ class CompiledAlphaBeta:
                     [index[c] for c in self.plan.cheap], deadline=min(deadline, 1e15),
                     max_nodes=self.budget.max_nodes, max_depth=self.max_depth, table=table,
                     salt=(salt_of(state.game.id, self.plan.you)
-                          ^ _evaluation_salt(self.network_weight, self.style, self.replies)),
+                          ^ _evaluation_salt(self.network_weight, self.style, self.replies,
+                                             self.head.digest if self.head else "")),
                     network=self.network, network_weight=self.network_weight, style=self.style,
-                    exact_root=self.exact_root, best_reply=self.replies == "best")
+                    exact_root=self.exact_root, best_reply=self.replies == "best",
+                    head=self.head)
         voronoi = "voronoi" if self.style == "default" else f"voronoi ({self.style})"
+        if self.head is not None:
+            voronoi += " + value head"
         self.evaluator = voronoi if found.evaluated_by_network is False else (
             "nnue" if self.network_weight >= 1.0 else f"{voronoi}+nnue {self.network_weight:g}")
         self.budget.nodes = found.nodes

@@ -31,6 +31,7 @@ from .last_chance import LOST_THIS_TURN, last_chance
 from .state import plan_snakes
 from ..core import EncodeError
 from ..core.control import STYLES
+from ..core.value_head import load_head
 
 #: the one search algorithm (paranoid alpha-beta); kept as an option for the configuration
 ALGORITHMS = ("alphabeta",)
@@ -88,7 +89,10 @@ class SearchStrategy:
     the move that survives the most replies (:mod:`snake.search.last_chance`).
     ``replies``: ``joint`` or ``best`` (:data:`REPLIES`). ``style``: board control's
     weights (compiled engine; :data:`snake.core.control.STYLES`); ``multi_style``: the
-    weights while three snakes or more are alive (``None``: ``style`` throughout)."""
+    weights while three snakes or more are alive (``None``: ``style`` throughout).
+    ``value_head``: the file of a learned value head (:mod:`snake.core.value_head`,
+    compiled engine) that values the leaves from board control's measurements in the
+    positions it was trained for (by the number of living snakes at the root)."""
 
     def __init__(self, network: Any | None = None, *, name: str = "search",
                  algorithm: str = "alphabeta", evaluator: str = "voronoi",
@@ -99,7 +103,7 @@ class SearchStrategy:
                  table_mb: float = DEFAULT_TABLE_MB, network_weight: float = 1.0,
                  style: str = "default", exact_root: bool = False,
                  last_chance: bool = False, replies: str = "joint",
-                 multi_style: str | None = None) -> None:
+                 multi_style: str | None = None, value_head: str | None = None) -> None:
         if engine not in ENGINES:
             raise ValueError(f"unknown search engine {engine!r}; choose one of {ENGINES}")
         if not 0.0 <= network_weight <= 1.0:
@@ -111,6 +115,11 @@ class SearchStrategy:
                                  "in the compiled engine")
         if replies not in REPLIES:
             raise ValueError(f"replies {replies!r}: one of {', '.join(REPLIES)}")
+        self.value_head = None
+        if value_head is not None:
+            if engine != "compiled":
+                raise ValueError("value_head: in the compiled engine only")
+            self.value_head = load_head(value_head)
         if algorithm not in ALGORITHMS:
             raise ValueError(f"unknown search algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
         if evaluator not in EVALUATORS:
@@ -189,12 +198,16 @@ class SearchStrategy:
         plan = plan_snakes(state, you.id, max_opponents=self.max_opponents, reach=self.reach)
         if self.engine == "compiled":
             network = self.network if evaluator is not self._voronoi else None
+            style = plan.style(self.style, self.multi_style)
+            head = self.value_head
+            if head is not None and (head.style != style
+                                     or not head.covers(len(plan.opponents) + len(plan.cheap) + 1)):
+                head = None
             try:
                 found = CompiledAlphaBeta(plan, budget, self.max_depth, self.table_mb, network,
                                           self.network_weight if network is not None else 0.0,
-                                          plan.style(self.style, self.multi_style),
-                                          self.exact_root,
-                                          self.replies).search(state)
+                                          style, self.exact_root, self.replies,
+                                          head).search(state)
                 found.note = note
                 return found
             except EncodeError as e:     # an odd state: the readable search plays it
@@ -304,7 +317,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
 OPTION_TYPES: dict[str, type] = {
     "max_opponents": int, "reach": int, "style": str, "multi_style": str, "last_chance": bool,
     "network_weight": float, "max_nodes": int, "max_depth": int, "table_mb": float,
-    "margin_ms": float, "replies": str,
+    "margin_ms": float, "think_ms": float, "replies": str, "value_head": str,
 }
 
 

@@ -1,0 +1,377 @@
+"""Train a value head (:mod:`snake.core.value_head`) on game records.
+
+    python -m nnue.train.value_head --records runs/a runs/b --out weights/value-duel.npz
+
+A position is a living snake on a recorded turn with the number of living snakes the head
+is for (``--snakes``, 2 by default); its inputs are board control's measurements of that
+snake, as the compiled search computes them at its leaves (``--style`` weighs the
+``value`` among them: the search uses the head only with that style), its target the
+game's result for it (1 win, 0.5 draw, 0 loss; the record's result line), or with
+``--label-nodes N`` ``lambda * result + (1 - lambda) * score``, ``score`` the default
+search's own score of the position from that snake's view at ``N`` nodes as a probability
+(a proven win 1, a proven loss 0, a value ``v`` ``(v + 1) / 2``). ``--every K`` takes every
+K-th turn; ``--cache DIR`` keeps each record's positions (labelled ones are slow to make:
+about 5 seconds a record at 10,000 nodes, every fourth turn), so a run resumes and later
+heads reuse them. Records without a winner that are not draws (a match stopped once one
+player's place was decided) are skipped. The split is by game (``--holdout`` of the games each for validation and test,
+at least one, by a shuffle seeded with ``--seed``), so positions of one game never straddle
+two splits.
+
+Training: Adam on the binary cross-entropy of the head's logit (with ``--residual``, added
+to the logit of the style's value, the head's output layer starting at zero), ``--epochs``
+at most, the epoch with the lowest validation loss kept. The test figures printed (and kept in the
+file's ``meta``): the loss of the constant mean, of the style's own value made a
+probability by a logistic fit on the training split (``sigmoid(a v + b)``: the best that
+value can do as a prediction), and of the head; also by game phase (turns).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from snake.arena.replay import ReplayError, read_replay
+from snake.board import MoveRequest, parse_request
+from snake.core import EncodeError, encode
+from snake.core.search import PROVEN
+from snake.core.control import MEASUREMENTS, N_MEASUREMENTS, STYLES
+from snake.core.value_head import ValueHead, measurements
+from snake.progress import Progress
+from snake.search.strategy import make_search_strategy
+
+from .metrics import bce
+
+PHASES = ((0, 50), (50, 150), (150, 300), (300, 10**9))
+
+
+def split_games(count: int, holdout: float, seed: int) -> np.ndarray:
+    """``train``, ``val`` or ``test`` for each of ``count`` games: a seeded shuffle, then
+    ``holdout`` of them (at least one each) for test and for validation."""
+    held = max(1, round(holdout * count))
+    split = np.full(count, "train", dtype=object)
+    order = np.random.default_rng(seed).permutation(count)
+    split[order[:held]] = "test"
+    split[order[held:2 * held]] = "val"
+    return split
+
+
+def record_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The game records (``*.jsonl``) in ``paths`` (files, or folders searched
+    recursively), sorted."""
+    files: set[Path] = set()
+    for path in map(Path, paths):
+        if path.is_dir():
+            files.update(path.rglob("*.jsonl"))
+        elif path.exists():
+            files.add(path)
+        else:
+            raise FileNotFoundError(f"{path}: no such file or folder")
+    return sorted(files)
+
+
+def searched_score(strategy, state, snake) -> float:
+    """The search's score of ``state`` for ``snake`` as a probability: a proven win 1, a
+    proven loss 0, a value ``v`` of the search's scale ``(v + 1) / 2``."""
+    score = strategy.search(MoveRequest(state, snake)).score
+    if score >= PROVEN:
+        return 1.0
+    if score <= -PROVEN:
+        return 0.0
+    return min(1.0, max(0.0, (score + 1.0) / 2.0))
+
+
+def record_positions(path: Path, snakes: Sequence[int], style: str, every: int,
+                     strategy=None) -> dict[str, np.ndarray] | str:
+    """One record's positions (every ``every``-th turn): ``x``, ``result``, ``score`` (the
+    search's, with ``strategy``; else NaN), ``turn``; or why the record is skipped."""
+    try:
+        replay = read_replay(path)
+    except (ReplayError, OSError, UnicodeDecodeError):
+        return "not a record"
+    result = replay.result
+    if not result["isDraw"] and not result["winnerId"]:
+        return "no result"
+    xs, results, scores, turns = [], [], [], []
+    for body in replay.turns[::every]:
+        state = parse_request(body).state
+        alive = [s for s in state.board.snakes if not s.eliminated_cause]
+        if len(alive) not in snakes:
+            continue
+        try:
+            measured = measurements(encode(state), style)
+        except EncodeError:
+            continue
+        for i, snake in enumerate(state.board.snakes):
+            if snake.eliminated_cause:
+                continue
+            xs.append(measured[i])
+            results.append(0.5 if result["isDraw"] else float(result["winnerId"] == snake.id))
+            scores.append(searched_score(strategy, state, snake) if strategy else np.nan)
+            turns.append(state.turn)
+    return {"x": np.array(xs, np.float64).reshape(-1, N_MEASUREMENTS),
+            "result": np.array(results), "score": np.array(scores),
+            "turn": np.array(turns, np.int64)}
+
+
+def positions(files: Sequence[Path], snakes: Sequence[int], style: str, *, every: int = 1,
+              label_nodes: int | None = None, cache: Path | None = None,
+              show_progress: bool = True) -> dict[str, np.ndarray]:
+    """The positions of the records (module docstring): ``x`` [N, measurements],
+    ``result``, ``score`` (NaN without ``label_nodes``), ``game`` (index into ``files``),
+    ``turn``, and ``skipped`` (records, by why). With ``cache``, each record's positions
+    are kept in that folder (by the record's path and these settings) and read back by a
+    later run: labelling is the slow part, and an interrupted run resumes."""
+    strategy = None
+    if label_nodes:
+        strategy = make_search_strategy("search", overrides={
+            "max_nodes": label_nodes, "last_chance": False, "style": style,
+            "multi_style": None, "think_ms": 600_000.0})   # the node limit alone: reproducible
+    parts, skipped = [], {}
+    bar = Progress(len(files), "records", unit="records", enabled=show_progress)
+    for index, path in enumerate(files):
+        bar.update(1)
+        kept = None
+        if cache is not None:
+            key = hashlib.sha1(f"{path.resolve()}|{sorted(snakes)}|{style}|{every}|{label_nodes}"
+                               .encode()).hexdigest()[:20]
+            kept = cache / f"{key}.npz"
+            if kept.exists():
+                with np.load(kept) as data:
+                    part = {k: data[k] for k in data.files}
+                if "skipped" in part:
+                    why = str(part["skipped"])
+                    skipped[why] = skipped.get(why, 0) + 1
+                else:
+                    parts.append((index, part))
+                continue
+        part = record_positions(path, snakes, style, every, strategy)
+        if kept is not None:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            temporary = kept.with_suffix(".part.npz")
+            if isinstance(part, str):
+                np.savez(temporary, skipped=np.array(part))
+            else:
+                np.savez(temporary, **part)
+            temporary.replace(kept)
+        if isinstance(part, str):
+            skipped[part] = skipped.get(part, 0) + 1
+        else:
+            parts.append((index, part))
+    bar.close()
+    parts = [(i, p) for i, p in parts if len(p["result"])]
+    if not parts:
+        return {"x": np.zeros((0, N_MEASUREMENTS)), "result": np.zeros(0), "score": np.zeros(0),
+                "game": np.zeros(0, np.int64), "turn": np.zeros(0, np.int64), "skipped": skipped}
+    joined = {k: np.concatenate([p[k] for _, p in parts]) for k in ("x", "result", "score", "turn")}
+    joined["game"] = np.concatenate([np.full(len(p["result"]), i) for i, p in parts])
+    joined["skipped"] = skipped
+    return joined
+
+
+def fit_head(x: np.ndarray, y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray, *,
+             hidden: int, epochs: int, seed: int, residual: bool = False, lr: float = 3e-3,
+             weight_decay: float = 1e-4, batch: int = 4096,
+             log=print) -> tuple[ValueHead, list[float]]:
+    """A head trained on ``(x, y)``, the epoch with the lowest validation loss; and the
+    validation loss of every epoch. A ``residual`` head starts at zero (the style's value)."""
+    import torch
+
+    torch.manual_seed(seed)
+    model = torch.nn.Sequential(torch.nn.Linear(x.shape[1], hidden), torch.nn.ReLU(),
+                                torch.nn.Linear(hidden, 1))
+    if residual:
+        torch.nn.init.zeros_(model[2].weight)
+        torch.nn.init.zeros_(model[2].bias)
+    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    xt, yt = torch.tensor(x), torch.tensor(y)
+    vx, vy = torch.tensor(val_x), torch.tensor(val_y)
+
+    def base(inputs):
+        """The logit a residual head corrects: the style's value's."""
+        if not residual:
+            return 0.0
+        return 2.0 * torch.atanh(inputs[:, 0].clamp(-0.999, 0.999))
+
+    def loss_fn(logits, inputs, target):
+        return torch.nn.functional.binary_cross_entropy_with_logits(logits + base(inputs), target)
+    best, best_state, history = float("inf"), None, []
+    generator = torch.Generator().manual_seed(seed)
+    for epoch in range(epochs):
+        model.train()
+        order = torch.randperm(len(yt), generator=generator)
+        for start in range(0, len(yt), batch):
+            idx = order[start:start + batch]
+            opt.zero_grad()
+            loss = loss_fn(model(xt[idx]).squeeze(-1), xt[idx], yt[idx])
+            loss.backward()
+            opt.step()
+        model.eval()
+        with torch.no_grad():
+            val = float(loss_fn(model(vx).squeeze(-1), vx, vy))
+        history.append(round(val, 5))
+        log(f"epoch {epoch + 1}: validation loss {val:.4f}")
+        if val < best or best_state is None:
+            best = val
+            best_state = {k: v.clone() for k, v in model.state_dict().items()}
+    model.load_state_dict(best_state)
+    first, last = model[0], model[2]
+    head = ValueHead(first.weight.detach().double().numpy().copy(),
+                     first.bias.detach().double().numpy().copy(),
+                     last.weight.detach().double().numpy()[0].copy(),
+                     float(last.bias.detach()[0]), residual=residual)
+    return head, history
+
+
+def calibrate(v: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """``(a, b)`` of the logistic fit ``sigmoid(a v + b)`` of the results ``y`` (Newton's
+    method on the two parameters)."""
+    a, b = 1.0, 0.0
+    X = np.stack([v, np.ones_like(v)], axis=1).astype(np.float64)
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-(X @ [a, b])))
+        grad = X.T @ (p - y)
+        hess = X.T @ (X * (p * (1 - p))[:, None]) + 1e-9 * np.eye(2)
+        step = np.linalg.solve(hess, grad)
+        a, b = a - step[0], b - step[1]
+        if np.abs(step).max() < 1e-10:
+            break
+    return float(a), float(b)
+
+
+def report(head: ValueHead, data: dict[str, np.ndarray], split: np.ndarray) -> dict:
+    """Test losses against the games' results (module docstring), overall and by phase;
+    with the search's scores, also the search's own loss against the results and the
+    head's against the scores."""
+    x, y, turn = data["x"], data["result"], data["turn"]
+    train, test = split == "train", split == "test"
+    score = data["score"]
+    labelled = not np.isnan(score).any()
+    a, b = calibrate(x[train, 0], y[train])
+    p_style = 1.0 / (1.0 + np.exp(-(a * x[:, 0] + b)))
+    p_head = (head.value(x.astype(np.float64)) + 1.0) / 2.0
+    mean = float(y[train].mean())
+
+    def losses(mask: np.ndarray) -> dict[str, float]:
+        if not mask.any():
+            return {"positions": 0}
+        row = {"positions": int(mask.sum()),
+               "constant": round(float(bce(np.full(mask.sum(), mean), y[mask]).mean()), 4),
+               "style": round(float(bce(p_style[mask], y[mask]).mean()), 4),
+               "head": round(float(bce(p_head[mask], y[mask]).mean()), 4)}
+        if labelled:
+            row["search"] = round(float(bce(score[mask], y[mask]).mean()), 4)
+            row["head_vs_search"] = round(float(bce(p_head[mask], score[mask]).mean()
+                                                - bce(score[mask], score[mask]).mean()), 4)
+        return row
+
+    phases = {f"turns {lo}-{hi if hi < 10**9 else ''}": losses(test & (turn >= lo) & (turn < hi))
+              for lo, hi in PHASES}
+    return {"test": losses(test), "by_phase": phases, "style_fit": [round(a, 4), round(b, 4)]}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m nnue.train.value_head", description=__doc__.split("\n\n")[0])
+    p.add_argument("--records", nargs="+", required=True, help="game records (files or folders)")
+    p.add_argument("--out", type=Path, required=True, help="the head's file (.npz)")
+    p.add_argument("--snakes", type=int, nargs="+", default=[2],
+                   help="numbers of living snakes of the positions (default 2: duels)")
+    p.add_argument("--style", default="default", choices=sorted(STYLES),
+                   help="board control's weights of the value input (default: default)")
+    p.add_argument("--every", type=int, default=1, help="every N-th turn of a record (default 1)")
+    p.add_argument("--label-nodes", type=int, default=0,
+                   help="search each position at this many nodes and learn its score too (0: the results only)")
+    p.add_argument("--lambda", dest="lam", type=float, default=0.5,
+                   help="with --label-nodes, the target is lambda * result + (1 - lambda) * score")
+    p.add_argument("--cache", type=Path, help="keep each record's positions here (resumes, reuses)")
+    p.add_argument("--hidden", type=int, default=16)
+    p.add_argument("--residual", action="store_true",
+                   help="learn a correction of the style's value (a head of zeros is the style)")
+    p.add_argument("--epochs", type=int, default=30)
+    p.add_argument("--holdout", type=float, default=0.1, help="fraction of games for validation, and again for test")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--threads", type=int, default=1, help="torch threads")
+    p.add_argument("-q", "--quiet", action="store_true")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if not 0 < args.holdout < 0.5:
+        print("--holdout: between 0 and 0.5", file=sys.stderr)
+        return 2
+    if args.hidden < 1 or args.epochs < 1 or min(args.snakes) < 1 or args.every < 1:
+        print("--hidden, --epochs, --every and --snakes: at least 1", file=sys.stderr)
+        return 2
+    if args.label_nodes < 0 or not 0.0 <= args.lam <= 1.0:
+        print("--label-nodes: at least 0; --lambda: between 0 and 1", file=sys.stderr)
+        return 2
+    import torch
+
+    torch.set_num_threads(args.threads)
+    started = time.perf_counter()
+    try:
+        files = record_files(args.records)
+    except FileNotFoundError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    data = positions(files, args.snakes, args.style, every=args.every,
+                     label_nodes=args.label_nodes or None, cache=args.cache,
+                     show_progress=not args.quiet)
+    if len(data["result"]) == 0:
+        print(f"no positions with {args.snakes} living snakes in {len(files)} records "
+              f"(skipped: {data['skipped']})", file=sys.stderr)
+        return 1
+    games = np.unique(data["game"])
+    if len(games) < 3:
+        print(f"{len(games)} records with positions: too few to keep games apart for "
+              "training, validation and test", file=sys.stderr)
+        return 1
+    by_game = dict(zip(games.tolist(), split_games(len(games), args.holdout, args.seed)))
+    split = np.array([by_game[g] for g in data["game"].tolist()])
+    train, val = split == "train", split == "val"
+    log = (lambda *a: None) if args.quiet else print
+    target = data["result"]
+    if args.label_nodes:
+        target = args.lam * data["result"] + (1.0 - args.lam) * data["score"]
+    target = target.astype(np.float32)
+    x = data["x"].astype(np.float32)
+    print(f"{len(files)} records, {len(target)} positions "
+          f"({int(train.sum())} train, {int(val.sum())} validation, "
+          f"{int((split == 'test').sum())} test); skipped {data['skipped'] or 'none'}")
+    head, history = fit_head(x[train], target[train], x[val], target[val],
+                             hidden=args.hidden, epochs=args.epochs, seed=args.seed,
+                             residual=args.residual, log=log)
+    figures = report(head, data, split)
+    meta = {"records": len(files), "positions": int(len(target)), "snakes": args.snakes,
+            "every": args.every, "label_nodes": args.label_nodes, "residual": args.residual,
+            "lambda": args.lam if args.label_nodes else 1.0,
+            "sources": sorted({str(Path(a)) for a in args.records}), "hidden": args.hidden,
+            "epochs": args.epochs, "seed": args.seed, "validation_loss": history,
+            "seconds": round(time.perf_counter() - started, 1), **figures}
+    head = ValueHead(head.w1, head.b1, head.w2, head.b2, args.style, tuple(args.snakes), meta,
+                     args.residual)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    head.save(args.out)
+    test = figures["test"]
+    if test["positions"]:
+        print(f"test loss (binary cross-entropy of the result, {test['positions']} positions): "
+              f"constant {test['constant']}, the style's value {test['style']}, head {test['head']}"
+              + (f", the search's score {test['search']}; the head against the search's "
+                 f"score: {test['head_vs_search']} above its entropy" if "search" in test else ""))
+    else:
+        print("test loss: no test positions (too few records)")
+    for phase, row in figures["by_phase"].items():
+        print(f"  {phase}: {row}")
+    print(f"wrote {args.out} ({meta['seconds']} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

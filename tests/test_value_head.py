@@ -1,0 +1,187 @@
+"""The learned value head (snake.core.value_head) and its training (nnue.train.value_head).
+
+The measurements the compiled search feeds the head are checked against a reference written
+here from their definition (snake.core.control.MEASUREMENTS) on the board-control reference
+of snake.search.evaluate, over the positions of tests/games.py; the compiled head against
+the numpy one; a search with a head against the positions it is for; the training command
+on a few arena records it plays itself.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from snake import core
+from snake.arena.__main__ import main as arena_main
+from snake.core.control import MEASUREMENTS, N_MEASUREMENTS, control_value, workspace
+from snake.core.value_head import HeadError, ValueHead, load_head, measurements
+from snake.diagram import from_ascii
+from snake.search.evaluate import board_control, control_values as reference_values
+from snake.search.strategy import make_search_strategy, split_options
+
+from . import games
+
+
+def reference_measurements(state, snake_id: str) -> list[float]:
+    """The definition of snake.core.control.MEASUREMENTS, on the readable board control."""
+    control = board_control(state)
+    area = state.board.width * state.board.height
+    reach = state.board.width + state.board.height
+    me = state.board.snake(snake_id)
+    squares, food = control[snake_id]
+    others = [s for s in state.board.snakes if s.id != snake_id and not s.eliminated_cause]
+    theirs = [control[s.id][0] for s in others]
+    lead = len(me.body) - max(len(s.body) for s in others) if others else 0
+    return [reference_values(state, (snake_id,))[snake_id], squares / area,
+            max(theirs, default=0.0) / area, sum(theirs) / area, math.tanh(lead / 3.0),
+            lead / 10.0, max(0.0, 1.0 - squares / len(me.body)), me.health / 100.0,
+            (food if food is not None else reach) / reach, float(food is None),
+            float(food is not None and me.health < food), len(others) / 3.0,
+            len(me.body) / area, sum(len(s.body) >= len(me.body) for s in others) / 3.0]
+
+
+def small_head(seed: int = 0, hidden: int = 5, snakes=(2,), residual: bool = False) -> ValueHead:
+    rng = np.random.default_rng(seed)
+    return ValueHead(rng.normal(0, 1, (hidden, N_MEASUREMENTS)), rng.normal(0, 0.3, hidden),
+                     rng.normal(0, 1, hidden), 0.1, snakes=tuple(snakes), residual=residual)
+
+
+def test_measurements_follow_their_definition_over_the_test_games():
+    compared = 0
+    kinds = set()
+    for state in games.positions(20261125, count=1500, max_turns=200):
+        measured = measurements(core.encode(state))
+        for i, snake in enumerate(state.board.snakes):
+            if snake.eliminated_cause:
+                assert measured[i].tolist() == [0.0] * N_MEASUREMENTS
+                continue
+            assert measured[i] == pytest.approx(reference_measurements(state, snake.id), abs=1e-12), \
+                (state.game.ruleset.name, state.turn, snake.id)
+            compared += 1
+        kinds.add((state.game.ruleset.name, len(state.board.snakes)))
+    assert compared > 3000 and len(kinds) >= 6
+
+
+def test_a_drawn_duel_measured_by_hand():
+    # A (length 4, health 30) owns more than half; B (length 3) the rest; one food, A's, 3 away.
+    request = from_ascii("""
+        . . . . .
+        a a A . .
+        a . . . *
+        . . . . .
+        . . B b b
+    """, health={"A": 30})
+    state = request.state
+    x = dict(zip(MEASUREMENTS, measurements(core.encode(state))[0]))
+    squares, food = board_control(state)["A"]
+    assert x["own"] == squares / 25 > 0.5 and x["food"] == food / 10 == 0.3
+    assert x["lead"] == pytest.approx(0.1) and x["lead_tanh"] == pytest.approx(math.tanh(1 / 3))
+    assert (x["health"], x["no_food"], x["short_of_food"], x["opponents"], x["longer"]) == \
+        (0.3, 0.0, 0.0, 1 / 3, 0.0)
+    assert x["length"] == 4 / 25
+
+
+def test_the_compiled_head_is_the_numpy_head_and_a_residual_head_of_zeros_is_the_style():
+    head, residual = small_head(), small_head(1, residual=True)
+    zero = ValueHead(np.zeros((3, N_MEASUREMENTS)), np.zeros(3), np.zeros(3), 0.0, residual=True)
+    worst = worst_zero = 0.0
+    for state in games.positions(7, count=400, max_turns=150):
+        packed = core.encode(state)
+        works = [workspace(packed.g, "default", h.fields()) for h in (head, residual, zero)]
+        plain = workspace(packed.g)
+        measured = measurements(packed)
+        for i, snake in enumerate(state.board.snakes):
+            if snake.eliminated_cause:
+                continue
+            for h, work in zip((head, residual), works):
+                worst = max(worst, abs(control_value(packed.g, packed.s, i, work) - h.value(measured[i])))
+            worst_zero = max(worst_zero, abs(control_value(packed.g, packed.s, i, works[2])
+                                             - control_value(packed.g, packed.s, i, plain)))
+    assert worst < 1e-12 and worst_zero < 1e-12
+
+
+def test_a_head_file_round_trips_and_bad_files_are_refused(tmp_path):
+    head = ValueHead(small_head().w1, small_head().b1, small_head().w2, 0.1, "grower", (3, 4),
+                     {"records": 3}, residual=True)
+    head.save(tmp_path / "h.npz")
+    back = load_head(tmp_path / "h.npz")
+    assert back.digest == head.digest and back.style == "grower" and back.snakes == (3, 4)
+    assert back.meta == {"records": 3} and back.covers(4) and not back.covers(2) and back.residual
+    with pytest.raises(HeadError, match="no such file|not a value head"):
+        load_head(tmp_path / "missing.npz")
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    with pytest.raises(HeadError, match="not a value head"):
+        load_head(tmp_path / "junk.npz")
+    np.savez(tmp_path / "names.npz", w1=head.w1, b1=head.b1, w2=head.w2, b2=[0.0],
+             measurements=np.array(["value", "own"]), style="default", snakes=[2], meta="{}")
+    with pytest.raises(HeadError, match="trained on measurements"):
+        load_head(tmp_path / "names.npz")
+    with pytest.raises(HeadError, match="w1 must be"):
+        ValueHead(np.zeros((3, 5)), np.zeros(3), np.zeros(3), 0.0)
+
+
+def test_a_search_uses_its_head_only_where_it_was_trained(tmp_path):
+    head = small_head(snakes=(2,))
+    head.save(tmp_path / "duel.npz")
+    name, options = split_options(f"search[value_head={tmp_path / 'duel.npz'},max_nodes=3000]")
+    strategy = make_search_strategy(name, overrides=options)
+    duel = from_ascii("""
+        . . . . . . .
+        . a A . . . .
+        . . . . * . .
+        . . . . B b .
+        . . . . . . .
+    """)
+    four = from_ascii("""
+        . . . . . . .
+        . a A . . C c
+        . . . . * . .
+        . d D . B b .
+        . . . . . . .
+    """)
+    assert strategy.search(duel).evaluator == "voronoi + value head"
+    assert strategy.search(four).evaluator == "voronoi (grower)"
+    plain = make_search_strategy("search", overrides={"max_nodes": 3000})
+    # a head that values differently searches differently; the same tree otherwise
+    assert plain.search(duel).evaluator == "voronoi"
+    with pytest.raises(HeadError):
+        make_search_strategy("search", overrides={"value_head": str(tmp_path / "none.npz")})
+    with pytest.raises(ValueError, match="compiled engine"):
+        make_search_strategy("search-py", overrides={"value_head": str(tmp_path / "duel.npz")})
+
+
+def test_training_a_head_on_arena_records(tmp_path, capsys):
+    from nnue.train.value_head import main as train_main
+
+    records = tmp_path / "records"
+    assert arena_main(["search[max_nodes=300]", "floodfill", "--games", "4", "--size", "7",
+                       "--parallel", "1", "--seed", "3", "-q", "-o", str(records)]) == 0
+    out = tmp_path / "head.npz"
+    assert train_main(["--records", str(records), "--out", str(out), "--hidden", "4",
+                       "--epochs", "2", "--holdout", "0.25", "-q", "--every", "3",
+                       "--label-nodes", "200", "--lambda", "0.5", "--residual",
+                       "--cache", str(tmp_path / "cache")]) == 0
+    printed = capsys.readouterr().out
+    assert "4 records" in printed and "test loss" in printed
+    head = load_head(out)
+    assert head.hidden == 4 and head.snakes == (2,) and head.style == "default" and head.residual
+    assert head.meta["records"] == 4 and len(head.meta["validation_loss"]) == 2
+    assert set(head.meta["test"]) == {"positions", "constant", "style", "head", "search",
+                                      "head_vs_search"}
+    # the labelled positions were kept: a second run reads them back (the same head)
+    assert len(list((tmp_path / "cache").glob("*.npz"))) == 4
+    again = tmp_path / "again.npz"
+    assert train_main(["--records", str(records), "--out", str(again), "--hidden", "4",
+                       "--epochs", "2", "--holdout", "0.25", "-q", "--every", "3",
+                       "--label-nodes", "200", "--lambda", "0.5", "--residual",
+                       "--cache", str(tmp_path / "cache")]) == 0
+    assert load_head(again).digest == head.digest
+    # bad arguments get a clear answer
+    assert train_main(["--records", str(tmp_path / "nowhere"), "--out", str(out)]) == 2
+    assert train_main(["--records", str(records), "--out", str(out), "--snakes", "4"]) == 1
+    assert "no positions" in capsys.readouterr().err
