@@ -168,8 +168,9 @@ def workspace(g: np.ndarray, style: str = "default", head: np.ndarray | None = N
     """A scratch array for the game ``g`` (module docstring), with the board's geometry
     filled in and the value's weights of ``style`` (:data:`STYLES`): made once per search,
     reused by every evaluation (one per thread). ``head``: a learned value head's weights
-    in millionths (:meth:`snake.core.value_head.ValueHead.fields`: its hidden size, then
-    its layers); the value is then the head's output on the :data:`MEASUREMENTS`."""
+    in millionths (:meth:`snake.core.value_head.ValueHead.fields`: its hidden size, whether
+    it is residual, then its layers); the value is then the head's output on the
+    :data:`MEASUREMENTS`."""
     width, height, pw = int(g[G_WIDTH]), int(g[G_HEIGHT]), int(g[G_PW])
     cells, area = int(g[G_CELLS]), width * height
     start = int(_number(g, _NUMBERS))
