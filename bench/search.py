@@ -195,8 +195,8 @@ def main(argv: list[str] | None = None) -> None:
             # by best replies, board control by the grower's weights)
             extra = (dict(replies="best", max_opponents=3, reach=None, multi_style="grower")
                      if evaluator == "best" else {})
-            if evaluator == "head":
-                extra = dict(value_head=args.value_head)
+            if evaluator == "head":     # the head's own style, so that it is the one used
+                extra = dict(value_head=args.value_head, style=head.style, multi_style=None)
             strategy = SearchStrategy(network,
                                       evaluator={"blend": "nnue", "best": "voronoi",
                                                  "head": "voronoi"}.get(evaluator, evaluator),

@@ -67,7 +67,7 @@ def test_measurements_follow_their_definition_over_the_test_games():
     assert compared > 3000 and len(kinds) >= 6
 
 
-def test_a_drawn_duel_measured_by_hand():
+def test_a_duel_drawn_in_ascii_measured_by_hand():
     # A (length 4, health 30) owns more than half; B (length 3) the rest; one food, A's, 3 away.
     request = from_ascii("""
         . . . . .
@@ -126,10 +126,6 @@ def test_a_head_file_round_trips_and_bad_files_are_refused(tmp_path):
 
 
 def test_a_search_uses_its_head_only_where_it_was_trained(tmp_path):
-    head = small_head(snakes=(2,))
-    head.save(tmp_path / "duel.npz")
-    name, options = split_options(f"search[value_head={tmp_path / 'duel.npz'},max_nodes=3000]")
-    strategy = make_search_strategy(name, overrides=options)
     duel = from_ascii("""
         . . . . . . .
         . a A . . . .
@@ -144,19 +140,69 @@ def test_a_search_uses_its_head_only_where_it_was_trained(tmp_path):
         . d D . B b .
         . . . . . . .
     """)
-    assert strategy.search(duel).evaluator == "voronoi + value head"
-    assert strategy.search(four).evaluator == "voronoi (grower)"
+
+    def searched(head: ValueHead, request):
+        head.save(tmp_path / "head.npz")
+        name, options = split_options(f"search[value_head={tmp_path / 'head.npz'},max_nodes=3000]")
+        return make_search_strategy(name, overrides=options).search(request)
+
     plain = make_search_strategy("search", overrides={"max_nodes": 3000})
-    # a head that values differently searches differently; the same tree otherwise
-    assert plain.search(duel).evaluator == "voronoi"
+    # the default search values duels with the default style, four snakes with the grower's
+    assert searched(small_head(snakes=(2,)), duel).evaluator == "voronoi + value head"
+    assert searched(small_head(snakes=(2, 4)), four).evaluator == "voronoi (grower)"
+    grower = small_head(snakes=(4,))
+    grower = ValueHead(grower.w1, grower.b1, grower.w2, grower.b2, "grower", (2, 4))
+    assert searched(grower, four).evaluator == "voronoi (grower) + value head"
+    assert searched(grower, duel).evaluator == "voronoi"
+    # a head of zeros on top of the style is the style: the same tree, node for node
+    zero = ValueHead(np.zeros((2, N_MEASUREMENTS)), np.zeros(2), np.zeros(2), 0.0, residual=True)
+    with_zero, without = searched(zero, duel), plain.search(duel)
+    assert (with_zero.move, with_zero.score, with_zero.nodes, with_zero.depth) == \
+        (without.move, without.score, without.nodes, without.depth)
+    assert without.evaluator == "voronoi"
     with pytest.raises(HeadError):
         make_search_strategy("search", overrides={"value_head": str(tmp_path / "none.npz")})
     with pytest.raises(ValueError, match="compiled engine"):
-        make_search_strategy("search-py", overrides={"value_head": str(tmp_path / "duel.npz")})
+        make_search_strategy("search-py", overrides={"value_head": str(tmp_path / "head.npz")})
+    # a head the search would never use is refused, not ignored
+    ValueHead(grower.w1, grower.b1, grower.w2, grower.b2, "grower", (2,)).save(tmp_path / "never.npz")
+    with pytest.raises(ValueError, match="never|style"):
+        make_search_strategy("search", overrides={"value_head": str(tmp_path / "never.npz")})
 
 
-def test_training_a_head_on_arena_records(tmp_path, capsys):
+def test_results_of_a_record_and_the_split_by_game():
+    from nnue.train.value_head import record_results, split_games
+    from snake.arena.replay import Replay, result_line
+
+    def replay(boards, winner="", draw=False):
+        turns = [{"board": {"snakes": [{"id": s} for s in board]}} for board in boards]
+        return Replay({}, turns, result_line(winner, winner, draw))
+
+    assert record_results(replay([["a", "b", "c"], ["a", "b"], ["b"]], "b")) == \
+        {"a": 0.0, "b": 1.0, "c": 0.0}
+    # a draw: the snakes left on the final board, or those before when none is left
+    assert record_results(replay([["a", "b", "c"], ["a", "b"], []], draw=True)) == \
+        {"a": 0.5, "b": 0.5, "c": 0.0}
+    assert record_results(replay([["a", "b", "c"], ["a", "c"]], draw=True)) == \
+        {"a": 0.5, "b": 0.0, "c": 0.5}
+    # stopped with several alive (--until-decided), or without a result: skipped
+    assert record_results(replay([["a", "b", "c"], ["a", "b"]], "a")) == "stopped early"
+    assert record_results(replay([["a"], ["a"]])) == "no result"
+    for count, holdout in ((3, 0.1), (4, 0.4), (6, 0.45), (100, 0.1)):
+        split = split_games(count, holdout, seed=1)
+        kinds = {k: int((split == k).sum()) for k in ("train", "val", "test")}
+        assert min(kinds.values()) >= 1 and sum(kinds.values()) == count
+        assert kinds["val"] == kinds["test"]
+    assert (split_games(100, 0.1, 1) == split_games(100, 0.1, 1)).all()
+
+
+def test_training_a_head_on_arena_records(tmp_path, capsys, monkeypatch):
+    import torch
+
+    import nnue.train.value_head as training
     from nnue.train.value_head import main as train_main
+
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: None)   # the test process's own
 
     records = tmp_path / "records"
     assert arena_main(["search[max_nodes=300]", "floodfill", "--games", "4", "--size", "7",
@@ -173,8 +219,12 @@ def test_training_a_head_on_arena_records(tmp_path, capsys):
     assert head.meta["records"] == 4 and len(head.meta["validation_loss"]) == 2
     assert set(head.meta["test"]) == {"positions", "constant", "style", "head", "search",
                                       "head_vs_search"}
-    # the labelled positions were kept: a second run reads them back (the same head)
+    # the labelled positions were kept: a second run reads them back and searches nothing
     assert len(list((tmp_path / "cache").glob("*.npz"))) == 4
+
+    def no_search(*args):
+        raise AssertionError("searched again: the cache was not read")
+    monkeypatch.setattr(training, "searched_score", no_search)
     again = tmp_path / "again.npz"
     assert train_main(["--records", str(records), "--out", str(again), "--hidden", "4",
                        "--epochs", "2", "--holdout", "0.25", "-q", "--every", "3",

@@ -6,14 +6,14 @@ A position is a living snake on a recorded turn with the number of living snakes
 is for (``--snakes``, 2 by default); its inputs are board control's measurements of that
 snake, as the compiled search computes them at its leaves (``--style`` weighs the
 ``value`` among them: the search uses the head only with that style), its target the
-game's result for it (1 win, 0.5 draw, 0 loss; the record's result line), or with
+game's result for it (1 win, 0.5 draw, 0 loss: :func:`record_results`), or with
 ``--label-nodes N`` ``lambda * result + (1 - lambda) * score``, ``score`` the default
 search's own score of the position from that snake's view at ``N`` nodes as a probability
 (a proven win 1, a proven loss 0, a value ``v`` ``(v + 1) / 2``). ``--every K`` takes every
 K-th turn; ``--cache DIR`` keeps each record's positions (labelled ones are slow to make:
 about 5 seconds a record at 10,000 nodes, every fourth turn), so a run resumes and later
-heads reuse them. Records without a winner that are not draws (a match stopped once one
-player's place was decided) are skipped. The split is by game (``--holdout`` of the games each for validation and test,
+heads reuse them. Records with no result for their snakes (a match stopped once one
+player's place was settled) are skipped. The split is by game (``--holdout`` of the games each for validation and test,
 at least one, by a shuffle seeded with ``--seed``), so positions of one game never straddle
 two splits.
 
@@ -49,12 +49,15 @@ from snake.search.strategy import make_search_strategy
 from .metrics import bce
 
 PHASES = ((0, 50), (50, 150), (150, 300), (300, 10**9))
+#: Part of the cache's key: raised when what a cached record holds changes meaning.
+CACHE_VERSION = 2
 
 
 def split_games(count: int, holdout: float, seed: int) -> np.ndarray:
     """``train``, ``val`` or ``test`` for each of ``count`` games: a seeded shuffle, then
-    ``holdout`` of them (at least one each) for test and for validation."""
-    held = max(1, round(holdout * count))
+    ``holdout`` of them (at least one each, and never all) for test and for validation
+    (``count`` at least 3)."""
+    held = min(max(1, round(holdout * count)), (count - 1) // 2)   # at least one to train on
     split = np.full(count, "train", dtype=object)
     order = np.random.default_rng(seed).permutation(count)
     split[order[:held]] = "test"
@@ -87,6 +90,29 @@ def searched_score(strategy, state, snake) -> float:
     return min(1.0, max(0.0, (score + 1.0) / 2.0))
 
 
+def record_results(replay) -> dict[str, float] | str:
+    """Each snake's result in a game record (by snake id), or why there is none. A record
+    ends with the final board: a win is the one snake left on it (1; every other snake 0);
+    in a draw the snakes on the final board, or when none is left those on the board
+    before, draw (0.5) and the others lost (0). A game stopped with several snakes alive and
+    no draw (the arena's ``--until-decided``, once one player's place was settled) has no
+    result for its snakes, nor has a record without a winner."""
+    result = replay.result
+    if not replay.turns:
+        return "no turns"
+    seen = [{s["id"] for s in turn["board"]["snakes"] if not s.get("eliminatedCause")}
+            for turn in replay.turns]
+    everyone = set().union(*seen)
+    if result["isDraw"]:
+        drew = seen[-1] or (seen[-2] if len(seen) > 1 else set())
+        return {sid: 0.5 if sid in drew else 0.0 for sid in everyone}
+    if not result["winnerId"]:
+        return "no result"
+    if seen[-1] != {result["winnerId"]}:
+        return "stopped early"
+    return {sid: float(sid == result["winnerId"]) for sid in everyone}
+
+
 def record_positions(path: Path, snakes: Sequence[int], style: str, every: int,
                      strategy=None) -> dict[str, np.ndarray] | str:
     """One record's positions (every ``every``-th turn): ``x``, ``result``, ``score`` (the
@@ -95,10 +121,10 @@ def record_positions(path: Path, snakes: Sequence[int], style: str, every: int,
         replay = read_replay(path)
     except (ReplayError, OSError, UnicodeDecodeError):
         return "not a record"
-    result = replay.result
-    if not result["isDraw"] and not result["winnerId"]:
-        return "no result"
-    xs, results, scores, turns = [], [], [], []
+    results = record_results(replay)
+    if isinstance(results, str):
+        return results
+    xs, outcomes, scores, turns = [], [], [], []
     for body in replay.turns[::every]:
         state = parse_request(body).state
         alive = [s for s in state.board.snakes if not s.eliminated_cause]
@@ -112,11 +138,11 @@ def record_positions(path: Path, snakes: Sequence[int], style: str, every: int,
             if snake.eliminated_cause:
                 continue
             xs.append(measured[i])
-            results.append(0.5 if result["isDraw"] else float(result["winnerId"] == snake.id))
+            outcomes.append(results[snake.id])
             scores.append(searched_score(strategy, state, snake) if strategy else np.nan)
             turns.append(state.turn)
     return {"x": np.array(xs, np.float64).reshape(-1, N_MEASUREMENTS),
-            "result": np.array(results), "score": np.array(scores),
+            "result": np.array(outcomes), "score": np.array(scores),
             "turn": np.array(turns, np.int64)}
 
 
@@ -139,8 +165,10 @@ def positions(files: Sequence[Path], snakes: Sequence[int], style: str, *, every
         bar.update(1)
         kept = None
         if cache is not None:
-            key = hashlib.sha1(f"{path.resolve()}|{sorted(snakes)}|{style}|{every}|{label_nodes}"
-                               .encode()).hexdigest()[:20]
+            stat = path.stat()    # a record written again is labelled again
+            key = hashlib.sha1(f"{CACHE_VERSION}|{path.resolve()}|{stat.st_size}|"
+                               f"{stat.st_mtime_ns}|{MEASUREMENTS}|{sorted(snakes)}|{style}|"
+                               f"{every}|{label_nodes}".encode()).hexdigest()[:20]
             kept = cache / f"{key}.npz"
             if kept.exists():
                 with np.load(kept) as data:

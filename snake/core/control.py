@@ -30,8 +30,10 @@ and last column and row: geometry, filled by :func:`workspace`) and the per-call
 move, by the current group of equal lengths, contested then, contested ever); per snake
 its front, its claims on this move and all it owns; per snake the squares it owns (in
 quarters), the move of the first food it claimed (-1 none), the claiming order, and the
-words its front lies in. Every set has zero words on either side, so that a shifted word
-is read without a bounds check.
+words its front lies in; then the style's weights (in millionths), scratch for a snake's
+:data:`MEASUREMENTS` (float64) and a learned value head (its hidden size, 0 for none, and
+its weights: :func:`workspace`). Every set has zero words on either side, so that a
+shifted word is read without a bounds check.
 """
 
 from __future__ import annotations

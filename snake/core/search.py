@@ -772,7 +772,8 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
     time answers your move, the others play their cheap move; the caller asks for it only
     with two or three searched opponents: :meth:`snake.search.state.SnakePlan.replies`).
     ``head``: a learned value head (:class:`snake.core.value_head.ValueHead`) that values
-    the leaves from board control's measurements instead of the style's weights."""
+    the leaves from board control's measurements (the style's value among them), in place
+    of that value."""
     g = packed.g
     if len(opponents) > MAX_OPPONENTS:
         raise ValueError(f"at most {MAX_OPPONENTS} searched opponents")

@@ -56,13 +56,17 @@ class ValueHead:
     residual: bool = False
 
     def __post_init__(self) -> None:
-        hidden = self.w1.shape[0]
+        hidden = self.w1.shape[0] if self.w1.ndim == 2 else 0
         if self.w1.shape != (hidden, N_MEASUREMENTS) or self.b1.shape != (hidden,) \
                 or self.w2.shape != (hidden,) or hidden < 1:
             raise HeadError(f"value head: w1 must be (hidden, {N_MEASUREMENTS}), b1 and w2 "
                             f"(hidden,); got {self.w1.shape}, {self.b1.shape}, {self.w2.shape}")
         if self.style not in STYLES:
             raise HeadError(f"value head: unknown style {self.style!r}")
+        if not self.snakes or min(self.snakes) < 1:
+            raise HeadError(f"value head: snake counts {self.snakes!r}: at least one, each >= 1")
+        if not all(np.isfinite(a).all() for a in (self.w1, self.b1, self.w2, self.b2)):
+            raise HeadError("value head: weights that are not finite")
 
     @property
     def hidden(self) -> int:
@@ -79,7 +83,7 @@ class ValueHead:
 
     @cached_property
     def digest(self) -> str:
-        """A short hash of the weights (a search's table salt, the manifest)."""
+        """A short hash of the weights and style (salts a search's table entries)."""
         return hashlib.sha256(self.fields().tobytes() + self.style.encode()).hexdigest()[:16]
 
     def covers(self, alive: int) -> bool:
@@ -112,18 +116,19 @@ def load_head(path: str | Path) -> ValueHead:
     path = Path(path)
     try:
         with np.load(path, allow_pickle=False) as data:
-            names = tuple(str(n) for n in data["measurements"])
+            names = tuple(str(n) for n in np.atleast_1d(data["measurements"]))
             if names != MEASUREMENTS:
                 raise HeadError(f"{path}: trained on measurements {names}, the core has "
                                 f"{MEASUREMENTS}")
             return ValueHead(np.array(data["w1"], np.float64), np.array(data["b1"], np.float64),
-                             np.array(data["w2"], np.float64), float(data["b2"][0]),
-                             str(data["style"]), tuple(int(k) for k in data["snakes"]),
+                             np.array(data["w2"], np.float64),
+                             float(np.atleast_1d(data["b2"])[0]), str(data["style"]),
+                             tuple(int(k) for k in np.atleast_1d(data["snakes"])),
                              json.loads(str(data["meta"])),
                              bool(data["residual"]) if "residual" in data.files else False)
-    except (OSError, KeyError, ValueError) as exc:
-        if isinstance(exc, HeadError):
-            raise
+    except HeadError as exc:
+        raise HeadError(f"{path}: {exc}" if not str(exc).startswith(str(path)) else str(exc)) from None
+    except (OSError, KeyError, ValueError, IndexError, TypeError, AttributeError) as exc:
         raise HeadError(f"{path}: not a value head file ({exc})") from None
 
 

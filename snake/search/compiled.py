@@ -51,8 +51,8 @@ def _evaluation_salt(weight: float, style: str = "default", replies: str = "join
     style, kind of replies and value head (its digest; 0 for the default search)."""
     if weight <= 0 and style == "default" and replies == "joint" and not head:
         return 0
-    return zlib.crc32(f"network {weight:.6f} style {style} replies {replies} head {head}"
-                      .encode()) << 16
+    text = f"network {weight:.6f} style {style} replies {replies}"
+    return zlib.crc32((text + (f" head {head}" if head else "")).encode()) << 16
 
 
 def salt_of(game_id: str, you_id: str) -> int:

@@ -92,7 +92,8 @@ class SearchStrategy:
     weights while three snakes or more are alive (``None``: ``style`` throughout).
     ``value_head``: the file of a learned value head (:mod:`snake.core.value_head`,
     compiled engine) that values the leaves from board control's measurements in the
-    positions it was trained for (by the number of living snakes at the root)."""
+    positions it was trained for: the number of living snakes at the root, valued with the
+    style it was trained with (a head this search would never use is refused)."""
 
     def __init__(self, network: Any | None = None, *, name: str = "search",
                  algorithm: str = "alphabeta", evaluator: str = "voronoi",
@@ -120,6 +121,15 @@ class SearchStrategy:
             if engine != "compiled":
                 raise ValueError("value_head: in the compiled engine only")
             self.value_head = load_head(value_head)
+            used = [n for n in self.value_head.snakes
+                    if (multi_style if multi_style is not None and n >= 3 else style)
+                    == self.value_head.style]
+            if not used:
+                raise ValueError(
+                    f"value_head {value_head}: trained with the {self.value_head.style!r} "
+                    f"style for {self.value_head.snakes} snakes, which this search values "
+                    f"with style {style!r}" + (f" ({multi_style!r} with three or more)"
+                                               if multi_style is not None else ""))
         if algorithm not in ALGORITHMS:
             raise ValueError(f"unknown search algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
         if evaluator not in EVALUATORS:
