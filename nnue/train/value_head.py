@@ -13,14 +13,14 @@ search's own score of the position from that snake's view at ``N`` nodes as a pr
 K-th turn; ``--cache DIR`` keeps each record's positions (labelled ones are slow to make:
 about 5 seconds a record at 10,000 nodes, every fourth turn), so a run resumes and later
 heads reuse them. Records with no result for their snakes (a match stopped once one
-player's place was settled) are skipped. The split is by game (``--holdout`` of the games each for validation and test,
-at least one, by a shuffle seeded with ``--seed``), so positions of one game never straddle
-two splits.
+player's place was settled) are skipped. The split is by game (``--holdout`` of the games
+each for validation and test, at least one, by a shuffle seeded with ``--seed``), so
+positions of one game never straddle two splits.
 
 Training: Adam on the binary cross-entropy of the head's logit (with ``--residual``, added
 to the logit of the style's value, the head's output layer starting at zero), ``--epochs``
-at most, the epoch with the lowest validation loss kept. The test figures printed (and kept in the
-file's ``meta``): the loss of the constant mean, of the style's own value made a
+at most, the epoch with the lowest validation loss kept. The test figures printed (and kept
+in the file's ``meta``): the loss of the constant mean, of the style's own value made a
 probability by a logistic fit on the training split (``sigmoid(a v + b)``: the best that
 value can do as a prediction), and of the head; also by game phase (turns).
 """
