@@ -281,12 +281,11 @@ class SearchStrategy:
 VARIANTS: dict[str, dict[str, Any]] = {
     # the default; when every move can be killed this turn it plays the one that survives
     # the most replies (snake.search.last_chance). With three snakes or more it searches
-    # the three nearest opponents, however far, by best replies (one at a time): in the
-    # four-snake screens (docs/arena.md) it placed better than joint replies of the two
-    # nearest within six moves, which is search-joint; with one opponent both are the same
-    # search, node for node
-    # with three snakes or more: the three nearest by best replies, valued by the grower's
-    # weights (length and food count more: issue 14's screens, docs/arena.md)
+    # the three nearest opponents, however far, by best replies (one at a time), and values
+    # positions by the grower's weights (length and food count more): in the four-snake
+    # screens (docs/arena.md) both placed better than joint replies of the two nearest
+    # within six moves and the default weights, which is search-joint; with one opponent
+    # the two are the same search, node for node
     "search": {"algorithm": "alphabeta", "evaluator": "voronoi", "engine": "compiled",
                "max_concurrent": None, "last_chance": True, "replies": "best",
                "max_opponents": 3, "reach": None, "multi_style": "grower"},
