@@ -237,9 +237,56 @@ def test_later_strategies_play_and_slow_built_ins_miss_their_turn(capsys, monkey
     # results.json says in which game the late answers fell
     played = json.loads((tmp_path / "results.json").read_text())["games_played"]
     assert played[0]["timeouts"] == {"slowpoke": int(cells[5])} and played[0]["invalid"] == {}
+    # and so does games.jsonl, written as each game ends (a killed run has no results.json)
+    logged = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
+    assert logged == played
+    late = int(cells[5])
+    (tmp_path / "results.json").unlink()
+    _tally_says_late(capsys, tmp_path, late)
     code, out, err = run(capsys, *args)
     cells = next(line.split() for line in out.splitlines() if line.startswith("slowpoke ") and "built-in" in line)
     assert code == 0 and int(cells[5]) == 0
+
+
+def _tally_says_late(capsys, folder, late):
+    """The tally of ``folder`` (one game of ``slowpoke``, ``late`` of its answers late)
+    reports them, and a ledger made from it keeps them."""
+    from snake.arena.tally import main as tally
+    ledger = folder / "ledger.jsonl"
+    assert tally([str(folder), "--ledger", str(ledger)]) == 0
+    out = capsys.readouterr().out
+    assert (f"late or invalid answers (recorded for 1 of 1 games): its own {late} in 1 games, "
+            "the others' 0 in 0 games") in out
+    line = json.loads(ledger.read_text())
+    assert line["late"] == {"slowpoke": late} and line["invalid"] == {}
+    assert tally([str(ledger)]) == 0 and f"its own {late} in 1 games" in capsys.readouterr().out
+    # a line written before the tally knew late answers takes them from the record
+    del line["late"], line["invalid"]
+    ledger.write_text(json.dumps(line) + "\n")
+    assert tally([str(folder), "--ledger", str(ledger)]) == 0
+    assert "1 lines filled in" in capsys.readouterr().err
+    assert json.loads(ledger.read_text())["late"] == {"slowpoke": late}
+
+
+def test_the_tally_reads_late_answers_from_older_runs(capsys, tmp_path):
+    """A run from before games.jsonl: its results.json gives the late answers; one from
+    before they were recorded per game gives none, and the tally says nothing of them."""
+    from snake.arena.tally import main as tally
+    code, _, _ = run(capsys, "floodfill", "random", "-g", "2", "--size", "7", "--parallel", "1",
+                     "--seed", "3", "-o", str(tmp_path))
+    assert code == 0
+    (tmp_path / "games.jsonl").unlink()
+    results = json.loads((tmp_path / "results.json").read_text())
+    results["games_played"][0]["timeouts"] = {"random": 2}
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    assert tally([str(tmp_path)]) == 0
+    assert ("late or invalid answers (recorded for 2 of 2 games): its own 0 in 0 games, "
+            "the others' 2 in 1 games") in capsys.readouterr().out
+    for game in results["games_played"]:
+        del game["timeouts"], game["invalid"]
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    assert tally([str(tmp_path)]) == 0
+    assert "late or invalid" not in capsys.readouterr().out
 
 
 def test_player_arguments():

@@ -37,7 +37,7 @@ from typing import Sequence
 
 import numpy as np
 
-from snake.arena.replay import ReplayError, read_replay
+from snake.arena.replay import ReplayError, read_replay, records_in
 from snake.board import MoveRequest, parse_request
 from snake.core import EncodeError, encode
 from snake.core.search import PROVEN
@@ -66,12 +66,12 @@ def split_games(count: int, holdout: float, seed: int) -> np.ndarray:
 
 
 def record_files(paths: Sequence[str | Path]) -> list[Path]:
-    """The game records (``*.jsonl``) in ``paths`` (files, or folders searched
-    recursively), sorted."""
+    """The game records in ``paths`` (files, or folders searched recursively:
+    :func:`snake.arena.replay.records_in`), sorted."""
     files: set[Path] = set()
     for path in map(Path, paths):
         if path.is_dir():
-            files.update(path.rglob("*.jsonl"))
+            files.update(records_in(path, recursive=True))
         elif path.exists():
             files.add(path)
         else:

@@ -22,7 +22,8 @@ from ..board import RULESETS, Settings
 from ..progress import Progress
 from .match import GameResult, play_game
 from .players import PlayerError, PlayerSpec, fetch_metadata, parse_players
-from .report import Totals, format_report
+from .replay import GAMES_LOG
+from .report import Totals, format_report, game_entry
 from .schedule import GameSpec, plan_games
 from .stats import sprt_bounds, sprt_llr, sprt_verdict
 
@@ -73,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="games played at once, in worker processes (number of cores)")
     p.add_argument("-o", "--output-dir", type=Path,
                    help="write every game there as game-NNNNN.jsonl (CLI --output format) "
-                        "and the totals as results.json")
+                        "and a line in games.jsonl as it ends, and the totals as results.json")
     p.add_argument("--max-turns", type=int, default=2000,
                    help="stop a game at this turn, survivors drawing (2000; 0: never)")
     p.add_argument("--solo-target", type=int, default=100,
@@ -203,10 +204,12 @@ def run(args: argparse.Namespace) -> int:
     if network is None and any(not p.is_http and p.target not in NO_NETWORK for p in players):
         print("arena: no network (weights/nnue.npz absent): NNUE strategies play by flood fill",
               file=sys.stderr)
-    replay_dir = None
+    replay_dir = games_log = None
     if args.output_dir is not None:
         args.output_dir.mkdir(parents=True, exist_ok=True)
         replay_dir = str(args.output_dir)
+        games_log = args.output_dir / GAMES_LOG
+        games_log.write_text("")     # this run's games (their records are written anew too)
 
     title = (f"arena: {' vs '.join(p.label for p in players)}; {args.ruleset} {width}x{height}, "
              f"map {args.map}, {n_snakes} snake{'s' if n_snakes > 1 else ''}, "
@@ -229,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
             _init_worker(players, settings, replay_dir, args.weights, network is not None)
             outcomes = map(_play, specs)
             for result in outcomes:
-                _collect(result, totals, results, bar)
+                _collect(result, totals, results, bar, games_log, players)
                 if decided():
                     break
         else:
@@ -240,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
             with ctx.Pool(parallel, _init_worker,
                           (players, settings, replay_dir, args.weights, network is not None)) as pool:
                 for result in pool.imap_unordered(_play, specs):
-                    _collect(result, totals, results, bar)
+                    _collect(result, totals, results, bar, games_log, players)
                     if decided():
                         break       # leaving the pool stops the games still running
     except KeyboardInterrupt:
@@ -256,16 +259,8 @@ def run(args: argparse.Namespace) -> int:
         summary = totals.to_json()
         summary["options"] = {k: str(v) if isinstance(v, Path) else v
                               for k, v in vars(args).items()}
-        summary["games_played"] = [
-            {"index": r.index + 1, "game_id": r.game_id, "turns": r.turns,
-             "seats": [players[s].label for s in r.seats],
-             "results": {players[p].label: o for p, o in r.results.items()},
-             "winner": r.winner_name, "is_draw": r.is_draw, "replay": r.replay_path,
-             # which game a late or invalid answer fell in: a match played on a busy
-             # machine can then leave out exactly the games it may have decided
-             "timeouts": {players[p].label: t.timeouts for p, t in r.timing.items() if t.timeouts},
-             "invalid": {players[p].label: t.invalid for p, t in r.timing.items() if t.invalid}}
-            for r in sorted(results, key=lambda r: r.index)]
+        summary["games_played"] = [game_entry(r, players)
+                                   for r in sorted(results, key=lambda r: r.index)]
         (Path(replay_dir) / "results.json").write_text(json.dumps(summary, indent=1) + "\n")
     if args.sprt is not None:
         llr = sprt_llr(totals.score(0), *args.sprt)
@@ -281,9 +276,13 @@ def run(args: argparse.Namespace) -> int:
     return 130 if interrupted else 0
 
 
-def _collect(result: GameResult, totals: Totals, results: list[GameResult], bar: Progress) -> None:
+def _collect(result: GameResult, totals: Totals, results: list[GameResult], bar: Progress,
+             games_log: Path | None = None, players: Sequence[PlayerSpec] = ()) -> None:
     totals.add(result)
     results.append(result)
+    if games_log is not None:   # as each game ends: a run killed later keeps what it played
+        with games_log.open("a") as out:
+            out.write(json.dumps(game_entry(result, players)) + "\n")
     bar.update(1, totals.short(0))
 
 

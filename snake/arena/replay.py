@@ -25,6 +25,17 @@ from typing import Any, Iterable, Mapping
 
 from ..board import GameState, game_to_wire, state_to_request
 
+#: The arena's log of a run's games (``snake.arena.report``), kept beside its records: a
+#: ``.jsonl`` file that is not a game record.
+GAMES_LOG = "games.jsonl"
+
+
+def records_in(folder: Path, recursive: bool = False) -> list[Path]:
+    """The game records (``*.jsonl``, the arena's :data:`GAMES_LOG` left out) in
+    ``folder``, or in it and every folder below it, sorted."""
+    found = folder.rglob("*.jsonl") if recursive else folder.glob("*.jsonl")
+    return sorted(p for p in found if p.name != GAMES_LOG)
+
 
 @dataclass(slots=True)
 class SnakeLook:

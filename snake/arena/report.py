@@ -2,14 +2,52 @@
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Sequence
 
 from .match import GameResult, Timing
 from .players import PlayerSpec
 from .scoring import DRAW, LOSS, WIN
+from .replay import GAMES_LOG
 from .stats import Score, percentile
+
+# With ``--output-dir``, GAMES_LOG gets a line per game (:func:`game_entry`), appended as
+# each game ends, so that a run killed before its ``results.json`` still says what it played.
+
+
+def game_entry(result: GameResult, players: Sequence[PlayerSpec]) -> dict:
+    """One game's entry in ``results.json`` and line of :data:`GAMES_LOG`: its seats,
+    results, record, and each player's late and invalid answers in it (so that a match
+    played on a busy machine can leave out exactly the games they may have decided)."""
+    return {"index": result.index + 1, "game_id": result.game_id, "turns": result.turns,
+            "seats": [players[s].label for s in result.seats],
+            "results": {players[p].label: o for p, o in result.results.items()},
+            "winner": result.winner_name, "is_draw": result.is_draw, "replay": result.replay_path,
+            "timeouts": {players[p].label: t.timeouts for p, t in result.timing.items() if t.timeouts},
+            "invalid": {players[p].label: t.invalid for p, t in result.timing.items() if t.invalid}}
+
+
+def read_game_entries(folder: Path) -> dict[str, dict]:
+    """The game entries an arena run left in ``folder``, by game id: its :data:`GAMES_LOG`,
+    else its ``results.json`` (runs from before the log); empty when it has neither. A line
+    cut short by a killed run is passed over."""
+    entries: list[dict] = []
+    log, results = folder / GAMES_LOG, folder / "results.json"
+    if log.is_file():
+        for line in log.read_text().splitlines():
+            try:
+                entries.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    elif results.is_file():
+        try:
+            entries = json.loads(results.read_text()).get("games_played", [])
+        except (json.JSONDecodeError, AttributeError):
+            entries = []
+    return {str(e["game_id"]): e for e in entries if isinstance(e, dict) and "game_id" in e}
 
 
 @dataclass(slots=True)

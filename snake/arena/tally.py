@@ -26,8 +26,10 @@ turn with another snake alive, beside the mean of the others' (and apart in wins
 losses), how many of its deaths came with health 1 on its last turn (starvation), how
 it died (its last turn replayed through :mod:`snake.rules` with the move its frozen body
 shows and the moves the others made: the elimination cause, and whether it was *trapped*,
-no move of its own living through those moves), and per ruleset, board size, number of
-snakes and opponents when they are mixed.
+no move of its own living through those moves), the late and invalid answers of each side
+where the run recorded them per game (the arena's ``games.jsonl`` or ``results.json`` beside
+the records), and per ruleset, board size, number of snakes and opponents when they are
+mixed.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from pathlib import Path
 
 from .ending import how_it_died
 from .replay import Replay, ReplayError, read_replay
+from .report import read_game_entries
 from .stats import Score
 
 #: Turns at which lengths are compared.
@@ -76,6 +79,10 @@ class GameSummary:
     place: float | None = None     # its place among the snakes (:func:`place_of`); None: unknown
     #: (own length, others' mean) on its last turn with another snake alive; None: unknown
     length_at_end: tuple[int, float] | None = None
+    #: late and invalid answers in the game by player (the arena's log of the run, from
+    #: :func:`snake.arena.report.read_game_entries`); None: not recorded
+    late: dict[str, int] | None = None
+    invalid: dict[str, int] | None = None
 
     @property
     def snakes(self) -> int:
@@ -106,7 +113,17 @@ class GameSummary:
         if self.length_at_end is None and other.length_at_end is not None:
             self.length_at_end = other.length_at_end
             filled = True
+        if self.late is None and other.late is not None:
+            self.late, self.invalid = dict(other.late), dict(other.invalid or {})
+            filled = True
         return filled
+
+    def missed_by(self, player: str) -> tuple[int, int]:
+        """(the player's late and invalid answers in this game, the other players');
+        zeros when not recorded."""
+        counts = Counter(self.late or {}) + Counter(self.invalid or {})
+        own = counts.pop(player, 0)
+        return own, sum(counts.values())
 
     def to_row(self, player: str) -> dict:
         """The ledger line of this summary (JSON-serialisable; NaN becomes null)."""
@@ -119,6 +136,8 @@ class GameSummary:
                             for t, (own, other) in sorted(self.length_at.items())}
         if self.length_at_end is not None:
             row["length_at_end"] = list(self.length_at_end)
+        if self.late is not None:
+            row["late"], row["invalid"] = dict(self.late), dict(self.invalid or {})
         row["tag"] = self.tag
         return row
 
@@ -136,19 +155,26 @@ class GameSummary:
             if end is not None:
                 own_end, other_end = end        # (a ValueError when it is not a pair)
                 end = (int(own_end), float(other_end))
+            late, invalid = row.get("late"), row.get("invalid")
+            if late is not None:
+                late = {str(k): int(v) for k, v in late.items()}
+                invalid = {str(k): int(v) for k, v in (invalid or {}).items()}
             return str(row["player"]), cls(str(row["kind"]), row["outcome"], int(row["turns"]),
                                            bool(row["starved"]), length_at,
                                            str(row["game"]), str(row.get("tag", "")),
                                            int(row.get("seats", 1)), str(row.get("death", "")),
                                            bool(row.get("trapped", False)),
                                            None if row.get("place") is None else float(row["place"]),
-                                           end)
+                                           end, late, invalid)
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a ledger line ({exc!r})") from None
 
 
-def summarise(path: Path, player: str | None) -> tuple[str, GameSummary]:
-    """The player's name and its summary of the game in ``path``."""
+def summarise(path: Path, player: str | None,
+              entries: dict[str, dict] | None = None) -> tuple[str, GameSummary]:
+    """The player's name and its summary of the game in ``path``; ``entries``, the game
+    entries of the run that wrote it by game id (:func:`snake.arena.report.read_game_entries`),
+    give its late and invalid answers."""
     replay = read_replay(path)
     first = replay.turns[0]
     name = player or first["you"]["name"]
@@ -180,12 +206,16 @@ def summarise(path: Path, player: str | None) -> tuple[str, GameSummary]:
     mine = [s["id"] for s in board["snakes"] if s["name"] == name]
     seats = len(mine)
     death = how_it_died(replay) if first["you"]["name"] == name else None
+    entry = (entries or {}).get(replay.game.get("id", ""))
+    late = invalid = None
+    if entry is not None and "timeouts" in entry:   # (older runs did not record them)
+        late, invalid = dict(entry["timeouts"]), dict(entry.get("invalid", {}))
     return name, GameSummary(kind, outcome, replay.turns[-1]["turn"], starved, length_at,
                              replay.game.get("id", ""), seats=seats,
                              death=death.cause if death else "",
                              trapped=death.trapped if death else False,
                              place=place_of(replay, mine[0]) if len(mine) == 1 else None,
-                             length_at_end=length_at_end)
+                             length_at_end=length_at_end, late=late, invalid=invalid)
 
 
 def place_of(replay: Replay, snake_id: str) -> float:
@@ -388,6 +418,13 @@ def report(name: str, games: list[GameSummary]) -> list[str]:
     if at_end:
         lines.append(f"  length on its last turn with another snake alive: {_lengths(at_end)} "
                      f"({len(at_end)} games)")
+    known = [g.missed_by(name) for g in games if g.late is not None]
+    if known:
+        own = [n for n, _ in known if n]
+        others = [m for _, m in known if m]
+        lines.append(f"  late or invalid answers (recorded for {len(known)} of {len(games)} "
+                     f"games): its own {sum(own)} in {len(own)} games, the others' "
+                     f"{sum(others)} in {len(others)} games")
     return lines
 
 
@@ -427,6 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     summaries: list[tuple[str, GameSummary]] = []
     recorded: list[tuple[str, GameSummary]] = []     # read from game records, not ledgers
     seen = Games()
+    runs: dict[Path, dict[str, dict]] = {}     # the game entries of each records' folder
     for path in files:
         ledger = is_ledger(path)
         if ledger:
@@ -438,7 +476,9 @@ def main(argv: list[str] | None = None) -> int:
             rows = [(n, s) for n, s in rows if not args.player or n == args.player]
         else:
             try:
-                rows = [summarise(path, args.player)]
+                if path.parent not in runs:
+                    runs[path.parent] = read_game_entries(path.parent)
+                rows = [summarise(path, args.player, runs[path.parent])]
             except (ReplayError, OSError, KeyError, IndexError, ValueError) as exc:
                 print(f"skipped {path}: {exc}", file=sys.stderr)
                 continue

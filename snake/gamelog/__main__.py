@@ -18,7 +18,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from ..arena.replay import ReplayError, read_replay
+from ..arena.replay import ReplayError, read_replay, records_in
 from ..board import RequestError, parse_request
 from ..decision import Decision
 from ..rules import last_move, next_square
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "import":
         files: list[Path] = []
         for p in map(Path, args.records):
-            files.extend(sorted(p.glob("*.jsonl")) if p.is_dir() else [p])
+            files.extend(records_in(p) if p.is_dir() else [p])
         conn = connect(args.db)
         games = turns = 0
         for path in files:
