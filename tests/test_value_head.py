@@ -224,6 +224,7 @@ def test_training_a_head_on_arena_records(tmp_path, capsys, monkeypatch):
 
     def no_search(*args):
         raise AssertionError("searched again: the cache was not read")
+    searched_score = training.searched_score
     monkeypatch.setattr(training, "searched_score", no_search)
     again = tmp_path / "again.npz"
     assert train_main(["--records", str(records), "--out", str(again), "--hidden", "4",
@@ -231,7 +232,24 @@ def test_training_a_head_on_arena_records(tmp_path, capsys, monkeypatch):
                        "--label-nodes", "200", "--lambda", "0.5", "--residual",
                        "--cache", str(tmp_path / "cache")]) == 0
     assert load_head(again).digest == head.digest
+    # positions moved on by random turns: the search's scores are the target and the truth
+    monkeypatch.setattr(training, "searched_score", searched_score)
+    played = tmp_path / "played.npz"
+    assert train_main(["--records", str(records), "--out", str(played), "--hidden", "4",
+                       "--epochs", "2", "--holdout", "0.25", "-q", "--every", "3",
+                       "--label-nodes", "200", "--lambda", "0", "--playout", "4", "--residual",
+                       "--cache", str(tmp_path / "cache")]) == 0
+    printed = capsys.readouterr().out
+    assert "test loss (binary cross-entropy of the search scores" in printed
+    meta = load_head(played).meta
+    assert meta["playout"] == 4 and meta["against"] == "search scores"
+    assert set(meta["test"]) == {"positions", "constant", "style", "head", "head_vs_search"}
+    assert len(list((tmp_path / "cache").glob("*.npz"))) == 8     # kept apart from the others
     # bad arguments get a clear answer
+    for bad in (["--playout", "4"], ["--playout", "4", "--label-nodes", "200"],
+                ["--playout", "-1", "--label-nodes", "200", "--lambda", "0"]):
+        assert train_main(["--records", str(records), "--out", str(out), *bad]) == 2
+    assert "--playout" in capsys.readouterr().err
     assert train_main(["--records", str(tmp_path / "nowhere"), "--out", str(out)]) == 2
     assert train_main(["--records", str(records), "--out", str(out), "--snakes", "4"]) == 1
     assert "no positions" in capsys.readouterr().err

@@ -17,6 +17,13 @@ player's place was settled) are skipped. The split is by game (``--holdout`` of 
 each for validation and test, at least one, by a shuffle seeded with ``--seed``), so
 positions of one game never straddle two splits.
 
+``--playout D`` moves each position on by ``D`` turns in which every living snake plays a
+uniformly random move that is not certain death (the rules without food spawning, seeded by
+the record and turn), as the leaves of a search lie a few turns from a real position and
+include moves no good snake plays; such a position has no game result, so its target is the
+search's score alone (``--label-nodes``, ``--lambda 0``), and the test figures compare the
+head with the search's score instead of with results.
+
 Training: Adam on the binary cross-entropy of the head's logit (with ``--residual``, added
 to the logit of the style's value, the head's output layer starting at zero), ``--epochs``
 at most, the epoch with the lowest validation loss kept. The test figures printed (and kept
@@ -30,8 +37,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import random
 import sys
 import time
+import zlib
 from pathlib import Path
 from typing import Sequence
 
@@ -43,6 +52,7 @@ from snake.core import EncodeError, encode
 from snake.core.search import PROVEN
 from snake.core.control import MEASUREMENTS, N_MEASUREMENTS, STYLES
 from snake.core.value_head import ValueHead, measurements
+from snake.rules import apply_rules, candidate_moves, is_game_over
 from snake.progress import Progress
 from snake.search.strategy import make_search_strategy
 
@@ -113,9 +123,24 @@ def record_results(replay) -> dict[str, float] | str:
     return {sid: float(sid == result["winnerId"]) for sid in everyone}
 
 
+def played_out(state, plies: int, rng: random.Random):
+    """``state`` moved on by ``plies`` turns of random moves that are not certain death (the
+    rule stages, no food spawning), or None when the game ends first."""
+    for _ in range(plies):
+        if is_game_over(state):
+            return None
+        moves = {snake.id: rng.choice(candidate_moves(state, snake))
+                 for snake in state.board.snakes if not snake.eliminated_cause}
+        turn = state.turn
+        state = apply_rules(state, moves)
+        state.turn = turn + 1
+    return None if is_game_over(state) else state
+
+
 def record_positions(path: Path, snakes: Sequence[int], style: str, every: int,
-                     strategy=None) -> dict[str, np.ndarray] | str:
-    """One record's positions (every ``every``-th turn): ``x``, ``result``, ``score`` (the
+                     strategy=None, playout: int = 0) -> dict[str, np.ndarray] | str:
+    """One record's positions (every ``every``-th turn, each moved on by ``playout`` random
+    turns: :func:`played_out`): ``x``, ``result`` (NaN after a playout), ``score`` (the
     search's, with ``strategy``; else NaN), ``turn``; or why the record is skipped."""
     try:
         replay = read_replay(path)
@@ -127,6 +152,11 @@ def record_positions(path: Path, snakes: Sequence[int], style: str, every: int,
     xs, outcomes, scores, turns = [], [], [], []
     for body in replay.turns[::every]:
         state = parse_request(body).state
+        if playout:
+            state = played_out(state, playout, random.Random(
+                zlib.crc32(f"{path.name}|{state.turn}".encode())))
+            if state is None:
+                continue
         alive = [s for s in state.board.snakes if not s.eliminated_cause]
         if len(alive) not in snakes:
             continue
@@ -138,7 +168,7 @@ def record_positions(path: Path, snakes: Sequence[int], style: str, every: int,
             if snake.eliminated_cause:
                 continue
             xs.append(measured[i])
-            outcomes.append(results[snake.id])
+            outcomes.append(np.nan if playout else results[snake.id])
             scores.append(searched_score(strategy, state, snake) if strategy else np.nan)
             turns.append(state.turn)
     return {"x": np.array(xs, np.float64).reshape(-1, N_MEASUREMENTS),
@@ -148,7 +178,7 @@ def record_positions(path: Path, snakes: Sequence[int], style: str, every: int,
 
 def positions(files: Sequence[Path], snakes: Sequence[int], style: str, *, every: int = 1,
               label_nodes: int | None = None, cache: Path | None = None,
-              show_progress: bool = True) -> dict[str, np.ndarray]:
+              show_progress: bool = True, playout: int = 0) -> dict[str, np.ndarray]:
     """The positions of the records (module docstring): ``x`` [N, measurements],
     ``result``, ``score`` (NaN without ``label_nodes``), ``game`` (index into ``files``),
     ``turn``, and ``skipped`` (records, by why). With ``cache``, each record's positions
@@ -166,9 +196,11 @@ def positions(files: Sequence[Path], snakes: Sequence[int], style: str, *, every
         kept = None
         if cache is not None:
             stat = path.stat()    # a record written again is labelled again
-            key = hashlib.sha1(f"{CACHE_VERSION}|{path.resolve()}|{stat.st_size}|"
-                               f"{stat.st_mtime_ns}|{MEASUREMENTS}|{sorted(snakes)}|{style}|"
-                               f"{every}|{label_nodes}".encode()).hexdigest()[:20]
+            # (the playout joins the key only when set: caches made before it stay valid)
+            text = (f"{CACHE_VERSION}|{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|"
+                    f"{MEASUREMENTS}|{sorted(snakes)}|{style}|{every}|{label_nodes}"
+                    + (f"|playout {playout}" if playout else ""))
+            key = hashlib.sha1(text.encode()).hexdigest()[:20]
             kept = cache / f"{key}.npz"
             if kept.exists():
                 with np.load(kept) as data:
@@ -179,7 +211,7 @@ def positions(files: Sequence[Path], snakes: Sequence[int], style: str, *, every
                 else:
                     parts.append((index, part))
                 continue
-        part = record_positions(path, snakes, style, every, strategy)
+        part = record_positions(path, snakes, style, every, strategy, playout)
         if kept is not None:
             kept.parent.mkdir(parents=True, exist_ok=True)
             temporary = kept.with_suffix(".part.npz")
@@ -276,32 +308,38 @@ def calibrate(v: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 def report(head: ValueHead, data: dict[str, np.ndarray], split: np.ndarray) -> dict:
     """Test losses against the games' results (module docstring), overall and by phase;
     with the search's scores, also the search's own loss against the results and the
-    head's against the scores."""
+    head's against the scores. Positions without results (``--playout``) are measured
+    against the search's scores instead (``against``), the head's excess over their
+    entropy beside."""
     x, y, turn = data["x"], data["result"], data["turn"]
     train, test = split == "train", split == "test"
     score = data["score"]
     labelled = not np.isnan(score).any()
-    a, b = calibrate(x[train, 0], y[train])
+    with_results = not np.isnan(y).any()
+    truth = y if with_results else score
+    a, b = calibrate(x[train, 0], truth[train])
     p_style = 1.0 / (1.0 + np.exp(-(a * x[:, 0] + b)))
     p_head = (head.value(x.astype(np.float64)) + 1.0) / 2.0
-    mean = float(y[train].mean())
+    mean = float(truth[train].mean())
+
+    def loss(p: np.ndarray, mask: np.ndarray, target: np.ndarray = truth) -> float:
+        return round(float(bce(p[mask], target[mask]).mean()), 4)
 
     def losses(mask: np.ndarray) -> dict[str, float]:
         if not mask.any():
             return {"positions": 0}
-        row = {"positions": int(mask.sum()),
-               "constant": round(float(bce(np.full(mask.sum(), mean), y[mask]).mean()), 4),
-               "style": round(float(bce(p_style[mask], y[mask]).mean()), 4),
-               "head": round(float(bce(p_head[mask], y[mask]).mean()), 4)}
+        row = {"positions": int(mask.sum()), "constant": loss(np.full(len(truth), mean), mask),
+               "style": loss(p_style, mask), "head": loss(p_head, mask)}
         if labelled:
-            row["search"] = round(float(bce(score[mask], y[mask]).mean()), 4)
-            row["head_vs_search"] = round(float(bce(p_head[mask], score[mask]).mean()
-                                                - bce(score[mask], score[mask]).mean()), 4)
+            if with_results:
+                row["search"] = loss(score, mask)
+            row["head_vs_search"] = round(loss(p_head, mask, score) - loss(score, mask, score), 4)
         return row
 
     phases = {f"turns {lo}-{hi if hi < 10**9 else ''}": losses(test & (turn >= lo) & (turn < hi))
               for lo, hi in PHASES}
-    return {"test": losses(test), "by_phase": phases, "style_fit": [round(a, 4), round(b, 4)]}
+    return {"against": "results" if with_results else "search scores", "test": losses(test),
+            "by_phase": phases, "style_fit": [round(a, 4), round(b, 4)]}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -317,6 +355,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="search each position at this many nodes and learn its score too (0: the results only)")
     p.add_argument("--lambda", dest="lam", type=float, default=0.5,
                    help="with --label-nodes, the target is lambda * result + (1 - lambda) * score")
+    p.add_argument("--playout", type=int, default=0, metavar="D",
+                   help="move each position on by D turns of random moves first (needs "
+                        "--label-nodes and --lambda 0)")
     p.add_argument("--cache", type=Path, help="keep each record's positions here (resumes, reuses)")
     p.add_argument("--hidden", type=int, default=16)
     p.add_argument("--residual", action="store_true",
@@ -340,6 +381,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.label_nodes < 0 or not 0.0 <= args.lam <= 1.0:
         print("--label-nodes: at least 0; --lambda: between 0 and 1", file=sys.stderr)
         return 2
+    if args.playout < 0 or (args.playout and (not args.label_nodes or args.lam != 0.0)):
+        print("--playout: at least 0, and with --label-nodes and --lambda 0 (a position moved "
+              "on by random turns has no game result)", file=sys.stderr)
+        return 2
     import torch
 
     torch.set_num_threads(args.threads)
@@ -351,6 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     data = positions(files, args.snakes, args.style, every=args.every,
                      label_nodes=args.label_nodes or None, cache=args.cache,
+                     playout=args.playout,
                      show_progress=not args.quiet)
     if len(data["result"]) == 0:
         print(f"no positions with {args.snakes} living snakes in {len(files)} records "
@@ -367,7 +413,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     log = (lambda *a: None) if args.quiet else print
     target = data["result"]
     if args.label_nodes:
-        target = args.lam * data["result"] + (1.0 - args.lam) * data["score"]
+        target = (data["score"] if args.playout
+                  else args.lam * data["result"] + (1.0 - args.lam) * data["score"])
     target = target.astype(np.float32)
     x = data["x"].astype(np.float32)
     print(f"{len(files)} records, {len(target)} positions "
@@ -379,7 +426,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     figures = report(head, data, split)
     meta = {"records": len(files), "positions": int(len(target)), "snakes": args.snakes,
             "every": args.every, "label_nodes": args.label_nodes, "residual": args.residual,
-            "lambda": args.lam if args.label_nodes else 1.0,
+            "lambda": args.lam if args.label_nodes else 1.0, "playout": args.playout,
             "sources": sorted({str(Path(a)) for a in args.records}), "hidden": args.hidden,
             "epochs": args.epochs, "seed": args.seed, "validation_loss": history,
             "seconds": round(time.perf_counter() - started, 1), **figures}
@@ -389,10 +436,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     head.save(args.out)
     test = figures["test"]
     if test["positions"]:
-        print(f"test loss (binary cross-entropy of the result, {test['positions']} positions): "
-              f"constant {test['constant']}, the style's value {test['style']}, head {test['head']}"
-              + (f", the search's score {test['search']}; the head against the search's "
-                 f"score: {test['head_vs_search']} above its entropy" if "search" in test else ""))
+        print(f"test loss (binary cross-entropy of the {figures['against']}, "
+              f"{test['positions']} positions): constant {test['constant']}, the style's value "
+              f"{test['style']}, head {test['head']}"
+              + (f", the search's score {test['search']}" if "search" in test else "")
+              + (f"; the head against the search's score: {test['head_vs_search']} above its "
+                 "entropy" if "head_vs_search" in test else ""))
     else:
         print("test loss: no test positions (too few records)")
     for phase, row in figures["by_phase"].items():
