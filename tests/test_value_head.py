@@ -232,6 +232,16 @@ def test_training_a_head_on_arena_records(tmp_path, capsys, monkeypatch):
                        "--label-nodes", "200", "--lambda", "0.5", "--residual",
                        "--cache", str(tmp_path / "cache")]) == 0
     assert load_head(again).digest == head.digest
+    # a head without some inputs: its weights on them are zero
+    without = tmp_path / "without.npz"
+    assert train_main(["--records", str(records), "--out", str(without), "--hidden", "4",
+                       "--epochs", "2", "--holdout", "0.25", "-q", "--every", "3",
+                       "--label-nodes", "200", "--lambda", "0.5", "--residual",
+                       "--without", "value", "own", "most", "--cache", str(tmp_path / "cache")]) == 0
+    kept = load_head(without)
+    columns = [MEASUREMENTS.index(n) for n in ("value", "own", "most")]
+    assert kept.meta["without"] == ["value", "own", "most"]
+    assert not kept.w1[:, columns].any() and kept.w1.any()
     # positions moved on by random turns: the search's scores are the target and the truth
     monkeypatch.setattr(training, "searched_score", searched_score)
     played = tmp_path / "played.npz"

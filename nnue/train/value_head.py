@@ -237,10 +237,12 @@ def positions(files: Sequence[Path], snakes: Sequence[int], style: str, *, every
 
 def fit_head(x: np.ndarray, y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray, *,
              hidden: int, epochs: int, seed: int, residual: bool = False, lr: float = 3e-3,
-             weight_decay: float = 1e-4, batch: int = 4096,
+             weight_decay: float = 1e-4, batch: int = 4096, held: Sequence[int] = (),
              log=print) -> tuple[ValueHead, list[float]]:
     """A head trained on ``(x, y)``, the epoch with the lowest validation loss; and the
-    validation loss of every epoch. A ``residual`` head starts at zero (the style's value)."""
+    validation loss of every epoch. A ``residual`` head starts at zero (the style's value).
+    The first layer's weights on the inputs ``held`` stay zero: the head does not read them
+    (a residual head's base still reads the style's value)."""
     import torch
 
     torch.manual_seed(seed)
@@ -249,6 +251,12 @@ def fit_head(x: np.ndarray, y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray,
     if residual:
         torch.nn.init.zeros_(model[2].weight)
         torch.nn.init.zeros_(model[2].bias)
+    held = list(held)
+
+    def hold() -> None:
+        with torch.no_grad():
+            model[0].weight[:, held] = 0.0
+    hold()
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     xt, yt = torch.tensor(x), torch.tensor(y)
     vx, vy = torch.tensor(val_x), torch.tensor(val_y)
@@ -272,6 +280,7 @@ def fit_head(x: np.ndarray, y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray,
             loss = loss_fn(model(xt[idx]).squeeze(-1), xt[idx], yt[idx])
             loss.backward()
             opt.step()
+            hold()
         model.eval()
         with torch.no_grad():
             val = float(loss_fn(model(vx).squeeze(-1), vx, vy))
@@ -360,6 +369,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "--label-nodes and --lambda 0)")
     p.add_argument("--cache", type=Path, help="keep each record's positions here (resumes, reuses)")
     p.add_argument("--hidden", type=int, default=16)
+    p.add_argument("--without", nargs="+", default=[], metavar="NAME", choices=MEASUREMENTS,
+                   help="measurements the head does not read (its weights on them stay zero), "
+                        "e.g. value own most others cramped: the style's weighing of room kept")
     p.add_argument("--residual", action="store_true",
                    help="learn a correction of the style's value (a head of zeros is the style)")
     p.add_argument("--epochs", type=int, default=30)
@@ -422,11 +434,13 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{int((split == 'test').sum())} test); skipped {data['skipped'] or 'none'}")
     head, history = fit_head(x[train], target[train], x[val], target[val],
                              hidden=args.hidden, epochs=args.epochs, seed=args.seed,
-                             residual=args.residual, log=log)
+                             residual=args.residual, log=log,
+                             held=[MEASUREMENTS.index(n) for n in args.without])
     figures = report(head, data, split)
     meta = {"records": len(files), "positions": int(len(target)), "snakes": args.snakes,
             "every": args.every, "label_nodes": args.label_nodes, "residual": args.residual,
             "lambda": args.lam if args.label_nodes else 1.0, "playout": args.playout,
+            "without": args.without,
             "sources": sorted({str(Path(a)) for a in args.records}), "hidden": args.hidden,
             "epochs": args.epochs, "seed": args.seed, "validation_loss": history,
             "seconds": round(time.perf_counter() - started, 1), **figures}
