@@ -10,18 +10,16 @@ from typing import Any, Sequence
 
 from .match import GameResult, Timing
 from .players import PlayerSpec
-from .scoring import DRAW, LOSS, WIN
 from .replay import GAMES_LOG
+from .scoring import DRAW, LOSS, WIN
 from .stats import Score, percentile
-
-# With ``--output-dir``, GAMES_LOG gets a line per game (:func:`game_entry`), appended as
-# each game ends, so that a run killed before its ``results.json`` still says what it played.
 
 
 def game_entry(result: GameResult, players: Sequence[PlayerSpec]) -> dict:
-    """One game's entry in ``results.json`` and line of :data:`GAMES_LOG`: its seats,
-    results, record, and each player's late and invalid answers in it (so that a match
-    played on a busy machine can leave out exactly the games they may have decided)."""
+    """One game's entry in ``results.json`` and line of :data:`GAMES_LOG` (appended as the
+    game ends, so that a run killed before its ``results.json`` still says what it played):
+    its seats, results, record, and each player's late and invalid answers in it (so that a
+    match played on a busy machine can leave out exactly the games they may have decided)."""
     return {"index": result.index + 1, "game_id": result.game_id, "turns": result.turns,
             "seats": [players[s].label for s in result.seats],
             "results": {players[p].label: o for p, o in result.results.items()},
