@@ -21,7 +21,8 @@ from snake.arena.__main__ import main as arena_main
 from snake.core.control import MEASUREMENTS, N_MEASUREMENTS, control_value, workspace
 from snake.core.value_head import HeadError, ValueHead, load_head, measurements
 from snake.diagram import from_ascii
-from snake.search.evaluate import board_control, control_values as reference_values
+from snake.rules import MOVES, distance, fatal_reason, next_square, obstacles_after_move
+from snake.search.evaluate import board_control, control_values as reference_values, ownership
 from snake.search.strategy import make_search_strategy, split_options
 
 from . import games
@@ -42,7 +43,27 @@ def reference_measurements(state, snake_id: str) -> list[float]:
             lead / 10.0, max(0.0, 1.0 - squares / len(me.body)), me.health / 100.0,
             (food if food is not None else reach) / reach, float(food is None),
             float(food is not None and me.health < food), len(others) / 3.0,
-            len(me.body) / area, sum(len(s.body) >= len(me.body) for s in others) / 3.0]
+            len(me.body) / area, sum(len(s.body) >= len(me.body) for s in others) / 3.0,
+            *around_head(state, me, others)]
+
+
+def around_head(state, me, others) -> list[float]:
+    """The measurements of what lies around a head (snake.core.control.MEASUREMENTS)."""
+    board, wraps = state.board, state.ruleset.wraps
+    obstacles = obstacles_after_move(state, me)
+
+    def apart(a, b) -> int:
+        return distance(a, b, board.width, board.height, wraps)
+    moves = [next_square(state, me.head, m) for m in MOVES
+             if not fatal_reason(state, me, m, obstacles)]
+    risky = [c for c in moves
+             if any(len(s.body) >= len(me.body) and apart(c, s.head) == 1 for s in others)]
+    prey = [s for s in others if len(s.body) < len(me.body) and apart(me.head, s.head) <= 2]
+    reach = board.width + board.height
+    threat = min((apart(me.head, s.head) for s in others if len(s.body) >= len(me.body)),
+                 default=reach)
+    tail = me.body[-1] in ownership(state)[me.id]
+    return [len(moves) / 4, len(risky) / 4, len(prey) / 3, threat / reach, float(tail)]
 
 
 def small_head(seed: int = 0, hidden: int = 5, snakes=(2,), residual: bool = False) -> ValueHead:
@@ -84,6 +105,31 @@ def test_a_duel_drawn_in_ascii_measured_by_hand():
     assert (x["health"], x["no_food"], x["short_of_food"], x["opponents"], x["longer"]) == \
         (0.3, 0.0, 0.0, 1 / 3, 0.0)
     assert x["length"] == 4 / 25
+    # Around A's head: up, down and right are open (left is its neck); B is shorter and 4
+    # moves away, so nothing is risky, nothing is prey, and no longer snake threatens.
+    assert (x["moves"], x["risky"], x["prey"], x["threat"]) == (3 / 4, 0.0, 0.0, 1.0)
+    assert x["tail"] == 1.0
+
+
+def test_what_lies_around_a_head_in_ascii():
+    # A and B are length 3, C length 2. A's up is B's body and right its own neck: it has
+    # two moves, and left lies next to B's head (a draw at best). C's head is two moves from
+    # A's (and from B's), B's head two moves too. A's tail is A's in the partition; B's is contested (A and
+    # B reach it on the same move).
+    request = from_ascii("""
+        . . . . . .
+        . . B b b .
+        . . . A a .
+        . c C . a .
+        . . . . . .
+    """)
+    state = request.state
+    x = {snake.id: dict(zip(MEASUREMENTS, m))
+         for snake, m in zip(state.board.snakes, measurements(core.encode(state)))}
+    assert (x["A"]["moves"], x["A"]["risky"], x["A"]["prey"]) == (2 / 4, 1 / 4, 1 / 3)
+    assert x["A"]["threat"] == 2 / 11 and x["A"]["tail"] == 1.0
+    assert x["B"]["tail"] == 0.0 and x["B"]["prey"] == 1 / 3     # C, two moves below
+    assert x["C"]["threat"] == 2 / 11 and x["C"]["prey"] == 0.0
 
 
 def test_the_compiled_head_is_the_numpy_head_and_a_residual_head_of_zeros_is_the_style():
@@ -117,10 +163,16 @@ def test_a_head_file_round_trips_and_bad_files_are_refused(tmp_path):
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     with pytest.raises(HeadError, match="not a value head"):
         load_head(tmp_path / "junk.npz")
-    np.savez(tmp_path / "names.npz", w1=head.w1, b1=head.b1, w2=head.w2, b2=[0.0],
-             measurements=np.array(["value", "own"]), style="default", snakes=[2], meta="{}")
+    np.savez(tmp_path / "names.npz", w1=head.w1[:, :2], b1=head.b1, w2=head.w2, b2=[0.0],
+             measurements=np.array(["own", "value"]), style="default", snakes=[2], meta="{}")
     with pytest.raises(HeadError, match="trained on measurements"):
         load_head(tmp_path / "names.npz")
+    # A head from before the last measurements were added reads them with zero weights.
+    np.savez(tmp_path / "older.npz", w1=head.w1[:, :14], b1=head.b1, w2=head.w2, b2=[0.1],
+             measurements=np.array(MEASUREMENTS[:14]), style="default", snakes=[2], meta="{}")
+    older = load_head(tmp_path / "older.npz")
+    assert older.w1.shape == head.w1.shape and not older.w1[:, 14:].any()
+    assert (older.w1[:, :14] == head.w1[:, :14]).all()
     with pytest.raises(HeadError, match="w1 must be"):
         ValueHead(np.zeros((3, 5)), np.zeros(3), np.zeros(3), 0.0)
 
@@ -227,6 +279,18 @@ def test_training_a_head_on_arena_records(tmp_path, capsys, monkeypatch):
     searched_score = training.searched_score
     monkeypatch.setattr(training, "searched_score", no_search)
     again = tmp_path / "again.npz"
+    assert train_main(["--records", str(records), "--out", str(again), "--hidden", "4",
+                       "--epochs", "2", "--holdout", "0.25", "-q", "--every", "3",
+                       "--label-nodes", "200", "--lambda", "0.5", "--residual",
+                       "--cache", str(tmp_path / "cache")]) == 0
+    assert load_head(again).digest == head.digest
+    # positions cached with other measurements are measured again and keep their labels
+    for kept_file in (tmp_path / "cache").glob("*.npz"):
+        with np.load(kept_file) as data:
+            part = {k: data[k] for k in data.files}
+        if "x" in part:
+            np.savez(kept_file, **{**part, "x": part["x"][:, :3] * 0,
+                                   "measurements": np.array(MEASUREMENTS[:3])})
     assert train_main(["--records", str(records), "--out", str(again), "--hidden", "4",
                        "--epochs", "2", "--holdout", "0.25", "-q", "--every", "3",
                        "--label-nodes", "200", "--lambda", "0.5", "--residual",

@@ -60,7 +60,7 @@ from .metrics import bce
 
 PHASES = ((0, 50), (50, 150), (150, 300), (300, 10**9))
 #: Part of the cache's key: raised when what a cached record holds changes meaning.
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 
 
 def split_games(count: int, holdout: float, seed: int) -> np.ndarray:
@@ -176,14 +176,40 @@ def record_positions(path: Path, snakes: Sequence[int], style: str, every: int,
             "turn": np.array(turns, np.int64)}
 
 
+def cache_key(path: Path, snakes: Sequence[int], style: str, every: int,
+              label_nodes: int | None, playout: int) -> str:
+    """The name of a record's positions in the cache: the record (its path, size and time,
+    so that a record written again is labelled again) and what its labels depend on. The
+    measurements are not part of it: a cached record measured with other ones is measured
+    again and keeps its labels."""
+    stat = path.stat()
+    # (the playout joins the key only when set: caches made before it stay valid)
+    text = (f"{CACHE_VERSION}|{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|"
+            f"{sorted(snakes)}|{style}|{every}|{label_nodes}"
+            + (f"|playout {playout}" if playout else ""))
+    return hashlib.sha1(text.encode()).hexdigest()[:20]
+
+
+def _keep(kept: Path, part: dict[str, np.ndarray] | str) -> None:
+    """Write a record's positions (or why it was skipped) to the cache file ``kept``."""
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    temporary = kept.with_suffix(".part.npz")
+    if isinstance(part, str):
+        np.savez(temporary, skipped=np.array(part))
+    else:
+        np.savez(temporary, measurements=np.array(MEASUREMENTS), **part)
+    temporary.replace(kept)
+
+
 def positions(files: Sequence[Path], snakes: Sequence[int], style: str, *, every: int = 1,
               label_nodes: int | None = None, cache: Path | None = None,
               show_progress: bool = True, playout: int = 0) -> dict[str, np.ndarray]:
     """The positions of the records (module docstring): ``x`` [N, measurements],
     ``result``, ``score`` (NaN without ``label_nodes``), ``game`` (index into ``files``),
     ``turn``, and ``skipped`` (records, by why). With ``cache``, each record's positions
-    are kept in that folder (by the record's path and these settings) and read back by a
-    later run: labelling is the slow part, and an interrupted run resumes."""
+    are kept in that folder (:func:`cache_key`) and read back by a later run: labelling is
+    the slow part, and an interrupted run resumes. A cached record measured with other
+    :data:`MEASUREMENTS` than today's is measured again (its labels kept)."""
     strategy = None
     if label_nodes:
         strategy = make_search_strategy("search", overrides={
@@ -195,12 +221,7 @@ def positions(files: Sequence[Path], snakes: Sequence[int], style: str, *, every
         bar.update(1)
         kept = None
         if cache is not None:
-            stat = path.stat()    # a record written again is labelled again
-            # (the playout joins the key only when set: caches made before it stay valid)
-            text = (f"{CACHE_VERSION}|{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|"
-                    f"{MEASUREMENTS}|{sorted(snakes)}|{style}|{every}|{label_nodes}"
-                    + (f"|playout {playout}" if playout else ""))
-            key = hashlib.sha1(text.encode()).hexdigest()[:20]
+            key = cache_key(path, snakes, style, every, label_nodes, playout)
             kept = cache / f"{key}.npz"
             if kept.exists():
                 with np.load(kept) as data:
@@ -208,18 +229,20 @@ def positions(files: Sequence[Path], snakes: Sequence[int], style: str, *, every
                 if "skipped" in part:
                     why = str(part["skipped"])
                     skipped[why] = skipped.get(why, 0) + 1
-                else:
+                    continue
+                if tuple(str(n) for n in part.pop("measurements", ())) == MEASUREMENTS:
                     parts.append((index, part))
-                continue
+                    continue
+                # Labelled before the measurements changed: measure again, keep the labels.
+                fresh = record_positions(path, snakes, style, every, None, playout)
+                if not isinstance(fresh, str) and np.array_equal(fresh["turn"], part["turn"]):
+                    part["x"] = fresh["x"]
+                    _keep(kept, part)
+                    parts.append((index, part))
+                    continue
         part = record_positions(path, snakes, style, every, strategy, playout)
         if kept is not None:
-            kept.parent.mkdir(parents=True, exist_ok=True)
-            temporary = kept.with_suffix(".part.npz")
-            if isinstance(part, str):
-                np.savez(temporary, skipped=np.array(part))
-            else:
-                np.savez(temporary, **part)
-            temporary.replace(kept)
+            _keep(kept, part)
         if isinstance(part, str):
             skipped[part] = skipped.get(part, 0) + 1
         else:

@@ -45,9 +45,11 @@ from numba import njit, types
 from numba.core.extending import intrinsic
 
 from .jit import JIT
+from .occupancy import blocked, on_board
 from .state import (ALIVE, G_BODY, G_CAPACITY, G_CAUSE, G_CELLS, G_CONSTRICTOR, G_FOOD,
                     G_HAZARDS, G_HEALTH, G_HEIGHT, G_HP, G_LENGTH, G_MASK, G_N, G_PW, G_WIDTH,
                     G_WRAPS, S_N_FOOD, S_N_HAZARDS)
+from .step import next_cell, segment
 
 
 #: The values lie in ``[-LIMIT, LIMIT]``; a snake that is not alive gets ``-LIMIT``.
@@ -75,9 +77,17 @@ _MILLION = 1_000_000.0
 #: (``1 - squares / length`` when positive); health / 100; the moves to the nearest food it
 #: owns / (width + height) (1 with none), whether it owns none, whether its health runs out
 #: before it gets there; the other living snakes / 3; its length / board area (the game's
-#: phase); the others at least as long / 3.
+#: phase); the others at least as long / 3. Then what lies around its head, which the
+#: partition does not see (every other living snake is an "other", as above): its moves that
+#: are not certain death / 4 (``snake.rules.occupancy.fatal_reason``), those of them next to
+#: the head of another at least as long (a head-to-head it loses or draws) / 4, the shorter
+#: others whose heads are within 2 moves of its own (a head-to-head it could win) / 3, the
+#: board distance to the nearest head of another at least as long / (width + height) (1 with
+#: none), and whether the square of its last segment is its own in the partition (its head's
+#: square counts as its own): a tail it can follow.
 MEASUREMENTS = ("value", "own", "most", "others", "lead_tanh", "lead", "cramped", "health",
-                "food", "no_food", "short_of_food", "opponents", "length", "longer")
+                "food", "no_food", "short_of_food", "opponents", "length", "longer",
+                "moves", "risky", "prey", "threat", "tail")
 N_MEASUREMENTS = len(MEASUREMENTS)
 # After the style: scratch for the measurements (float64), then a learned value head's
 # hidden size (0: none) and its weights (:func:`workspace`).
@@ -406,19 +416,24 @@ def partition(g, s, work):
 def _nearest_food(g, s, i):
     """Board distance (moves on an empty board, around the edges when it wraps) from snake
     ``i``'s head to the nearest food, or -1 when there is none."""
-    pw = g[G_PW]
-    width, height = g[G_WIDTH], g[G_HEIGHT]
-    head = s[g[G_BODY] + i * g[G_CAPACITY] + (s[g[G_HP] + i] & g[G_MASK])]
-    hx, hy = head % pw - 1, head // pw - 1
+    head = segment(g, s, i, 0)
     best = -1
     for k in range(s[S_N_FOOD]):
-        c = s[g[G_FOOD] + k]
-        dx, dy = abs(c % pw - 1 - hx), abs(c // pw - 1 - hy)
-        if g[G_WRAPS]:
-            dx, dy = min(dx, width - dx), min(dy, height - dy)
-        if best < 0 or dx + dy < best:
-            best = dx + dy
+        d = _distance(g, head, s[g[G_FOOD] + k])
+        if best < 0 or d < best:
+            best = d
     return best
+
+
+@njit(**JIT)
+def _distance(g, a, b):
+    """Board distance between cells ``a`` and ``b`` (moves on an empty board, around the
+    edges when it wraps)."""
+    pw = g[G_PW]
+    dx, dy = abs(a % pw - b % pw), abs(a // pw - b // pw)
+    if g[G_WRAPS]:
+        dx, dy = min(dx, g[G_WIDTH] - dx), min(dy, g[G_HEIGHT] - dy)
+    return dx + dy
 
 
 @njit(**JIT)
@@ -521,6 +536,47 @@ def _measure(g, s, i, work, out):
     out[11] = opponents / 3.0
     out[12] = length / area
     out[13] = longer / 3.0
+    _around_head(g, s, i, work, out)
+
+
+@njit(**JIT)
+def _around_head(g, s, i, work, out):
+    """The last five :data:`MEASUREMENTS` of snake ``i`` (alive): its moves, the risky
+    ones, prey, the nearest threat and whether its tail is its own."""
+    n = g[G_N]
+    length = s[g[G_LENGTH] + i]
+    head = segment(g, s, i, 0)
+    neck = segment(g, s, i, 1) if length > 1 else -1
+    moves, risky = 0, 0
+    for move in range(4):
+        cell = next_cell(g, head, move, g[G_WRAPS] != 0)
+        if cell == neck and neck != head or not on_board(g, cell) or blocked(g, s, i, cell):
+            continue
+        moves += 1
+        for j in range(n):
+            if j != i and s[g[G_CAUSE] + j] == ALIVE and s[g[G_LENGTH] + j] >= length \
+                    and _distance(g, cell, segment(g, s, j, 0)) == 1:
+                risky += 1
+                break
+    reach = g[G_WIDTH] + g[G_HEIGHT]
+    prey, threat = 0, reach
+    for j in range(n):
+        if j == i or s[g[G_CAUSE] + j] != ALIVE:
+            continue
+        d = _distance(g, head, segment(g, s, j, 0))
+        if s[g[G_LENGTH] + j] < length:
+            if d <= 2:
+                prey += 1
+        else:
+            threat = min(threat, d)
+    tail = segment(g, s, i, length - 1)
+    b = work[_BIT * g[G_CELLS] + tail]
+    own = work.view(np.uint64)[_snake_set(g, _OWN, i) + (b >> 6)]
+    out[14] = moves / 4.0
+    out[15] = risky / 4.0
+    out[16] = prey / 3.0
+    out[17] = threat / reach
+    out[18] = 1.0 if tail == head or (own >> np.uint64(b & 63)) & _ONE else 0.0
 
 
 @njit(**JIT)

@@ -12,7 +12,8 @@ It costs a few hundred multiplications after the partition, so the search keeps 
 
 The head's file (``.npz``): ``w1`` (hidden x measurements), ``b1``, ``w2`` (hidden), ``b2``
 (one), ``residual`` (module docstring), ``measurements`` (the names it was trained on,
-checked against the core's), ``style``
+checked against the core's; a head trained before later measurements were added to the
+end of them is read with zero weights on those), ``style``
 (the board-control weights of its ``value`` input), ``snakes`` (the numbers of living snakes
 it learned from: a search uses it only for those) and ``meta`` (JSON: the data, the training
 run, its loss). ``nnue.train.value_head`` trains one.
@@ -117,10 +118,13 @@ def load_head(path: str | Path) -> ValueHead:
     try:
         with np.load(path, allow_pickle=False) as data:
             names = tuple(str(n) for n in np.atleast_1d(data["measurements"]))
-            if names != MEASUREMENTS:
+            w1 = np.array(data["w1"], np.float64)
+            if names != MEASUREMENTS[:len(names)] or w1.ndim != 2 or w1.shape[1] != len(names):
                 raise HeadError(f"{path}: trained on measurements {names}, the core has "
                                 f"{MEASUREMENTS}")
-            return ValueHead(np.array(data["w1"], np.float64), np.array(data["b1"], np.float64),
+            # A head from before later measurements were added does not read them.
+            w1 = np.pad(w1, ((0, 0), (0, N_MEASUREMENTS - len(names))))
+            return ValueHead(w1, np.array(data["b1"], np.float64),
                              np.array(data["w2"], np.float64),
                              float(np.atleast_1d(data["b2"])[0]), str(data["style"]),
                              tuple(int(k) for k in np.atleast_1d(data["snakes"])),

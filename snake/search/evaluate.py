@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from typing import Any, Protocol
 
-from ..board import GameState
+from ..board import GameState, Point
 from ..rules import MOVES, candidate_moves, neighbour_table, obstacles_after_move, turns_until_vacated
 
 _LIMIT = 0.999
@@ -68,6 +68,25 @@ _HAZARD_WEIGHT = 0.25
 def board_control(state: GameState) -> dict[str, tuple[float, int | None]]:
     """For each living snake: (squares it controls, moves to the nearest food it controls
     or ``None``), by the partition described in the module docstring."""
+    snakes, _, counts, food_at = _partition(state)
+    return {s.id: (counts[i], food_at[i]) for i, s in enumerate(snakes)}
+
+
+def ownership(state: GameState) -> dict[str, set[Point]]:
+    """For each living snake, the squares it controls in the partition (its head's square
+    among them)."""
+    snakes, owner, _, _ = _partition(state)
+    width = state.board.width
+    out: dict[str, set[Point]] = {s.id: set() for s in snakes}
+    for c, o in enumerate(owner):
+        if o >= 0:
+            out[snakes[o].id].add((c % width, c // width))
+    return out
+
+
+def _partition(state: GameState):
+    """The partition: the living snakes, each square's owner (an index into them, -1 nobody,
+    -2 contested; by ``y * width + x``), each snake's squares and food distance."""
     board = state.board
     width, height = board.width, board.height
     neighbours = neighbour_table(width, height, state.ruleset.wraps)
@@ -140,7 +159,7 @@ def board_control(state: GameState) -> dict[str, tuple[float, int | None]]:
             fronts[i] = new_front
         if contested:   # nobody expands from a contested square
             fronts = [[c for c in front if owner[c] >= 0] for front in fronts]
-    return {s.id: (counts[i], food_at[i]) for i, s in enumerate(snakes)}
+    return snakes, owner, counts, food_at
 
 
 def control_values(state: GameState, ids: tuple[str, ...]) -> dict[str, float]:
