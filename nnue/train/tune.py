@@ -1,0 +1,284 @@
+"""Tune a value head's weights by the results of games played with them (SPSA).
+
+    python -m nnue.train.tune --dir runs/tune --iterations 1000 [--nodes 10000]
+        [--without NAME...] [--c 0.3] [--step 0.05] [--workers 2] [--seed 1]
+
+A head fitted to results or to search scores (:mod:`nnue.train.value_head`) learns what
+goes with winning in games played well, and that has not yet made a better search
+(docs/training.md). This learns from the searches' own results instead: the weights move
+towards whatever wins games.
+
+**The head** is linear and residual: ``z = w . x``, ``x`` the snake's
+:data:`~snake.core.control.MEASUREMENTS`, added to the logit of the style's value (so
+``w = 0`` is the style itself; :mod:`snake.core.value_head`). It is saved as a value head
+file with two hidden units (``relu(u) - relu(-u) = u``), which the search reads like any
+other head: ``search[value_head=DIR/head.npz]``. ``--without NAME...`` keeps some weights at
+zero (``opponents`` by default: in a duel it is the same in every position, a constant).
+
+**SPSA** (simultaneous perturbation stochastic approximation, Spall 1992; engines tune
+their evaluation weights this way): iteration ``k`` draws a sign for every weight,
+``D_k`` in ``{-1, +1}^p``, and plays the head ``w + c_k D_k`` against ``w - c_k D_k`` in a
+pair of games from one start with the sides swapped (an arena pair: 11x11 standard duel
+unless ``--size`` says otherwise, both searching ``--nodes`` per move, so that the games do
+not depend on the machine's load); then ``w += step_k * (r_k / 2) * D_k``, ``r_k`` the plus
+head's points minus the minus head's over the pair (-2 to 2; a win 1, a draw 1/2). The
+gains fall as Spall's do: ``c_k = c / (k + 1) ** 0.101`` and
+``step_k = step * ((A + 1) / (A + k + 1)) ** 0.602``, ``A`` a tenth of the first run's
+``--iterations``. ``--workers`` iterations are played at a time from the same ``w`` (their
+moves added), as distributed tuners do.
+
+``DIR/tune.json`` holds the settings, ``w`` and every iteration (``r``, the two games'
+results and turns); ``DIR/head.npz`` is ``w`` as a value head file, rewritten after every
+batch. Stopping loses the batch being played; the same command resumes it (a directory made
+with other settings is refused; ``--iterations`` may grow). The result is screened as any
+head is: an arena match against ``search`` (the command is printed at the end).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from snake.core.control import MEASUREMENTS, N_MEASUREMENTS, STYLES
+from snake.core.value_head import ValueHead
+from snake.progress import Progress
+
+#: Spall's exponents of the gains (the perturbation's and the step's).
+GAMMA, ALPHA = 0.101, 0.602
+POINTS = {"win": 1.0, "draw": 0.5, "loss": 0.0}
+#: The settings a run keeps; a rerun with others is refused.
+SETTINGS = ("nodes", "c", "step", "stability", "without", "seed", "size", "style", "max_turns")
+
+
+def linear_head(w: np.ndarray, style: str = "default", meta: dict[str, Any] | None = None) -> ValueHead:
+    """The residual value head ``z = w . x`` (module docstring), for duels."""
+    w = np.asarray(w, dtype=np.float64)
+    return ValueHead(np.stack([w, -w]), np.zeros(2), np.array([1.0, -1.0]), 0.0, style=style,
+                     snakes=(2,), meta=dict(meta or {}), residual=True)
+
+
+def signs(seed: int, k: int, tuned: np.ndarray) -> np.ndarray:
+    """Iteration ``k``'s perturbation: +1 or -1 for each tuned weight, 0 for the others."""
+    rng = np.random.default_rng([seed, k])
+    return np.where(tuned, rng.choice([-1.0, 1.0], size=len(tuned)), 0.0)
+
+
+def gains(settings: dict[str, Any], k: int) -> tuple[float, float]:
+    """``(c_k, step_k)`` of iteration ``k`` (module docstring)."""
+    a = settings["stability"]
+    return (settings["c"] / (k + 1) ** GAMMA,
+            settings["step"] * ((a + 1) / (a + k + 1)) ** ALPHA)
+
+
+def play_pair(task: tuple) -> dict[str, Any]:
+    """Play iteration ``k``'s pair of games (the plus head against the minus head, sides
+    swapped) and return its ``r`` (module docstring), results and turns."""
+    from snake.arena.match import play_game
+    from snake.arena.players import parse_players
+    from snake.arena.schedule import plan_games
+
+    folder, k, w_plus, w_minus, settings = task
+    work = Path(folder) / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    files = []
+    for name, w in (("plus", w_plus), ("minus", w_minus)):
+        path = work / f"{k}-{name}.npz"
+        linear_head(np.array(w), settings["style"]).save(path)
+        files.append(path)
+    options = f"max_nodes={settings['nodes']},style={settings['style']}"
+    players = parse_players([f"plus=search[value_head={files[0]},{options}]",
+                             f"minus=search[value_head={files[1]},{options}]"])
+    width, height = settings["size"]
+    specs = plan_games(n_players=2, games=2, seed=settings["seed"] * 1_000_003 + k,
+                       ruleset="standard", map_name="standard", width=width, height=height,
+                       timeout=500, n_snakes=2, max_turns=settings["max_turns"])
+    t0 = time.monotonic()
+    results, turns, r = [], [], 0.0
+    for spec in specs:
+        game = play_game(spec, players)
+        results.append(game.results[0])
+        turns.append(game.turns)
+        r += POINTS[game.results[0]] - POINTS[game.results[1]]
+    for path in files:
+        path.unlink(missing_ok=True)
+    return {"k": k, "r": r, "results": results, "turns": turns,
+            "seconds": round(time.monotonic() - t0, 2)}
+
+
+class Tuning:
+    """A tuning directory: its settings, ``w`` and the iterations played (``tune.json``)."""
+
+    def __init__(self, folder: Path, settings: dict[str, Any]) -> None:
+        self.folder = folder
+        self.path = folder / "tune.json"
+        if self.path.exists():
+            kept = json.loads(self.path.read_text())
+            if kept["settings"] != settings:
+                raise ValueError(f"{folder} holds a tuning made with other settings "
+                                 f"({kept['settings']}); use another --dir")
+            self.state = kept
+        else:
+            self.state = {"settings": settings, "measurements": list(MEASUREMENTS),
+                          "w": [0.0] * N_MEASUREMENTS, "iterations": [], "seconds": 0.0}
+        if self.state["measurements"] != list(MEASUREMENTS):
+            raise ValueError(f"{folder} was tuned on measurements {self.state['measurements']}, "
+                             f"the core has {list(MEASUREMENTS)}")
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return self.state["settings"]
+
+    @property
+    def done(self) -> int:
+        return len(self.state["iterations"])
+
+    @property
+    def w(self) -> np.ndarray:
+        return np.array(self.state["w"], dtype=np.float64)
+
+    @property
+    def tuned(self) -> np.ndarray:
+        return np.array([name not in self.settings["without"] for name in MEASUREMENTS])
+
+    def tasks(self, first: int, count: int) -> list[tuple]:
+        """The pairs of iterations ``first``.. ``first + count - 1``, all from today's ``w``."""
+        out = []
+        for k in range(first, first + count):
+            c, _ = gains(self.settings, k)
+            d = signs(self.settings["seed"], k, self.tuned)
+            out.append((str(self.folder), k, (self.w + c * d).tolist(), (self.w - c * d).tolist(),
+                        self.settings))
+        return out
+
+    def apply(self, played: list[dict[str, Any]], seconds: float) -> None:
+        """Move ``w`` by a batch of played pairs and save."""
+        w = self.w
+        for pair in sorted(played, key=lambda p: p["k"]):
+            _, step = gains(self.settings, pair["k"])
+            w += step * pair["r"] / 2.0 * signs(self.settings["seed"], pair["k"], self.tuned)
+            self.state["iterations"].append(pair)
+        self.state["w"] = w.tolist()
+        self.state["seconds"] = round(self.state["seconds"] + seconds, 1)
+        self.save()
+
+    def head(self) -> ValueHead:
+        games = 2 * self.done
+        return linear_head(self.w, self.settings["style"], {
+            "tuned_by": "SPSA (nnue.train.tune)", "iterations": self.done, "games": games,
+            "settings": self.settings})
+
+    def save(self) -> None:
+        temporary = self.path.with_suffix(".part")
+        temporary.write_text(json.dumps(self.state, indent=1))
+        temporary.replace(self.path)
+        self.head().save(self.folder / "head.part.npz")
+        (self.folder / "head.part.npz").replace(self.folder / "head.npz")
+
+    def summary(self) -> list[str]:
+        """What the tuning has done: the plus heads' score, the speed and the weights."""
+        pairs = self.state["iterations"]
+        plus = sum(POINTS[r] for p in pairs for r in p["results"])
+        games = 2 * len(pairs)
+        lines = [f"{len(pairs)} iterations, {games} games "
+                 f"(the plus heads scored {plus:g} of {games})"]
+        if self.state["seconds"]:
+            lines.append(f"{games / self.state['seconds'] * 3600:.0f} games per hour of wall time")
+        lines.append("w: " + ", ".join(f"{n} {v:+.3f}" for n, v in zip(MEASUREMENTS, self.w)
+                                       if n not in self.settings["without"]))
+        return lines
+
+
+def run(args: argparse.Namespace) -> Tuning:
+    folder = Path(args.dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    settings = {"nodes": args.nodes, "c": args.c, "step": args.step, "without": sorted(args.without),
+                "seed": args.seed, "size": list(args.size), "style": args.style,
+                "max_turns": args.max_turns,
+                "stability": args.stability if args.stability is not None
+                else max(1, args.iterations // 10)}
+    if (folder / "tune.json").exists() and args.stability is None:
+        # A resumed run keeps the A it was started with, whatever --iterations says now.
+        settings["stability"] = json.loads((folder / "tune.json").read_text())["settings"]["stability"]
+    tuning = Tuning(folder, settings)
+    bar = Progress(args.iterations, "tune", unit="pair", start=min(tuning.done, args.iterations),
+                   enabled=not args.quiet)
+    pool = None if args.workers == 1 else multiprocessing.get_context("spawn").Pool(args.workers)
+    try:
+        while tuning.done < args.iterations:
+            count = min(args.workers, args.iterations - tuning.done)
+            tasks = tuning.tasks(tuning.done, count)
+            t0 = time.monotonic()
+            played = list(pool.imap_unordered(play_pair, tasks) if pool else map(play_pair, tasks))
+            tuning.apply(played, time.monotonic() - t0)
+            bar.update(count, r=" ".join(f"{p['r']:+g}" for p in played))
+    except BaseException:
+        if pool is not None:
+            pool.terminate()        # a stopped run: the batch being played is lost
+        raise
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+    bar.close()
+    return tuning
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    from snake.arena.__main__ import parse_size
+
+    p = argparse.ArgumentParser(prog="python -m nnue.train.tune",
+                                description=__doc__.split("\n")[0])
+    p.add_argument("--dir", required=True, help="the tuning's directory (a rerun resumes)")
+    p.add_argument("--iterations", type=int, default=1000, help="pairs of games (1000)")
+    p.add_argument("--nodes", type=int, default=10_000, help="nodes a move for both heads (10000)")
+    p.add_argument("--without", nargs="*", default=["opponents"], metavar="NAME",
+                   help="measurements whose weights stay zero (opponents)")
+    p.add_argument("--c", type=float, default=0.3, help="the first perturbation of a weight (0.3)")
+    p.add_argument("--step", type=float, default=0.05,
+                   help="the first move of a weight for a pair won 2-0 (0.05)")
+    p.add_argument("--stability", type=int,
+                   help="Spall's A (a tenth of the first run's --iterations)")
+    p.add_argument("--style", default="default", choices=sorted(STYLES),
+                   help="the board-control style the head corrects (default)")
+    p.add_argument("--size", type=parse_size, default=(11, 11), help="board size (11)")
+    p.add_argument("--max-turns", type=int, default=1000, help="a game still going is a draw (1000)")
+    p.add_argument("--workers", type=int, default=2, help="pairs played at once (2)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    args = p.parse_args(argv)
+    unknown = sorted(set(args.without) - set(MEASUREMENTS))
+    if unknown:
+        p.error(f"--without: unknown measurements {unknown} (known: {', '.join(MEASUREMENTS)})")
+    for name in ("iterations", "nodes", "workers", "max_turns"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.c <= 0 or args.step <= 0:
+        p.error("--c and --step must be positive")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        tuning = run(args)
+    except ValueError as exc:
+        print(f"tune: {exc}", file=sys.stderr)
+        return 2
+    for line in tuning.summary():
+        print(line)
+    head = Path(args.dir) / "head.npz"
+    print(f"wrote {head}; screen it with:\n  python -m snake.arena "
+          f"\"tuned=search[value_head={head},max_nodes={args.nodes}]\" "
+          f"\"base=search[max_nodes={args.nodes}]\" -g 100 -p 1 --seed 301")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""Tuning a value head by the results of its games (nnue.train.tune): tiny runs on 7x7."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from nnue.train.tune import POINTS, gains, linear_head, main, signs
+from snake.core.control import MEASUREMENTS, N_MEASUREMENTS
+from snake.core.value_head import load_head
+
+
+def test_a_linear_head_adds_its_weighed_measurements_to_the_style_logit():
+    rng = np.random.default_rng(5)
+    w = rng.normal(0, 0.5, N_MEASUREMENTS)
+    head = linear_head(w)
+    for x in rng.uniform(-0.9, 0.9, (50, N_MEASUREMENTS)):
+        expected = math.tanh(math.atanh(x[0]) + float(w @ x) / 2)
+        assert head.value(x) == pytest.approx(expected, abs=1e-5)    # weights in millionths
+    assert (linear_head(np.zeros(N_MEASUREMENTS)).value(np.full(N_MEASUREMENTS, 0.3))
+            == pytest.approx(0.3))
+
+
+def test_tuning_moves_the_weights_by_the_pairs_results_and_resumes(tmp_path, capsys):
+    folder = tmp_path / "tune"
+    argv = ["--dir", str(folder), "--nodes", "150", "--size", "7", "--max-turns", "150",
+            "--workers", "1", "-q", "--c", "0.5", "--step", "0.2"]
+    assert main(argv + ["--iterations", "2"]) == 0
+    assert "screen it with" in capsys.readouterr().out
+    state = json.loads((folder / "tune.json").read_text())
+    settings, pairs = state["settings"], state["iterations"]
+    assert [p["k"] for p in pairs] == [0, 1] and settings["stability"] == 1
+    tuned = np.array([n != "opponents" for n in MEASUREMENTS])
+    for pair in pairs:
+        # each game of the pair: the plus head's points minus the minus head's
+        assert pair["r"] == sum(2 * POINTS[r] - 1 for r in pair["results"])
+        assert len(pair["turns"]) == 2
+    assert any(p["r"] for p in pairs)     # these seeds' games are decided (deterministic)
+    expected = sum(gains(settings, p["k"])[1] * p["r"] / 2 * signs(settings["seed"], p["k"], tuned)
+                   for p in pairs)
+    assert np.allclose(state["w"], expected) and np.any(state["w"])
+    assert state["w"][MEASUREMENTS.index("opponents")] == 0.0
+    head = load_head(folder / "head.npz")
+    assert head.residual and head.snakes == (2,) and head.meta["iterations"] == 2
+    assert np.allclose(head.w1[0], state["w"]) and np.allclose(head.w1[1], -np.array(state["w"]))
+    assert not list((folder / "work").glob("*.npz"))    # the pairs' heads are cleaned up
+
+    # a rerun resumes where it stopped; other settings in the same directory are refused
+    assert main(argv + ["--iterations", "3"]) == 0
+    again = json.loads((folder / "tune.json").read_text())
+    assert again["iterations"][:2] == pairs and len(again["iterations"]) == 3
+    assert again["settings"]["stability"] == 1          # A of the first run
+    assert main(argv[:-4] + ["--step", "0.3", "--iterations", "4"]) == 2
+    assert "other settings" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--dir", str(folder), "--without", "nothing"])
+    with pytest.raises(SystemExit):
+        main(["--dir", str(folder), "--nodes", "0"])
