@@ -52,8 +52,14 @@ def test_tuning_moves_the_weights_by_the_pairs_results_and_resumes(tmp_path, cap
     assert main(argv + ["--iterations", "3"]) == 0
     again = json.loads((folder / "tune.json").read_text())
     assert again["iterations"][:2] == pairs and len(again["iterations"]) == 3
-    assert again["settings"]["stability"] == 1          # A of the first run
-    assert main(argv[:-4] + ["--step", "0.3", "--iterations", "4"]) == 2
+    # A (stability) is the first run's, whatever --iterations says now
+    again["settings"]["stability"] = 5
+    (folder / "tune.json").write_text(json.dumps(again))
+    assert main(argv + ["--iterations", "3"]) == 0
+    assert json.loads((folder / "tune.json").read_text())["settings"]["stability"] == 5
+    printed = capsys.readouterr().out
+    assert "think_ms=600000" in printed and "--size 7x7" in printed
+    assert main(argv[:-2] + ["--step", "0.3", "--iterations", "4"]) == 2
     assert "other settings" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["--dir", str(folder), "--without", "nothing"])

@@ -195,10 +195,11 @@ def test_a_search_uses_its_head_only_where_it_was_trained(tmp_path):
 
     def searched(head: ValueHead, request):
         head.save(tmp_path / "head.npz")
-        name, options = split_options(f"search[value_head={tmp_path / 'head.npz'},max_nodes=3000]")
+        name, options = split_options(f"search[value_head={tmp_path / 'head.npz'},max_nodes=3000,"
+                                      "think_ms=600000]")  # nodes, not the clock
         return make_search_strategy(name, overrides=options).search(request)
 
-    plain = make_search_strategy("search", overrides={"max_nodes": 3000})
+    plain = make_search_strategy("search", overrides={"max_nodes": 3000, "think_ms": 600_000.0})
     # the default search values duels with the default style, four snakes with the grower's
     assert searched(small_head(snakes=(2,)), duel).evaluator == "voronoi + value head"
     assert searched(small_head(snakes=(2, 4)), four).evaluator == "voronoi (grower)"

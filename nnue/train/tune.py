@@ -53,8 +53,6 @@ from snake.progress import Progress
 #: Spall's exponents of the gains (the perturbation's and the step's).
 GAMMA, ALPHA = 0.101, 0.602
 POINTS = {"win": 1.0, "draw": 0.5, "loss": 0.0}
-#: The settings a run keeps; a rerun with others is refused.
-SETTINGS = ("nodes", "c", "step", "stability", "without", "seed", "size", "style", "max_turns")
 
 
 def linear_head(w: np.ndarray, style: str = "default", meta: dict[str, Any] | None = None) -> ValueHead:
@@ -87,29 +85,34 @@ def play_pair(task: tuple) -> dict[str, Any]:
     folder, k, w_plus, w_minus, settings = task
     work = Path(folder) / "work"
     work.mkdir(parents=True, exist_ok=True)
-    files = []
-    for name, w in (("plus", w_plus), ("minus", w_minus)):
-        path = work / f"{k}-{name}.npz"
-        linear_head(np.array(w), settings["style"]).save(path)
-        files.append(path)
-    options = f"max_nodes={settings['nodes']},style={settings['style']}"
-    players = parse_players([f"plus=search[value_head={files[0]},{options}]",
-                             f"minus=search[value_head={files[1]},{options}]"])
-    width, height = settings["size"]
-    specs = plan_games(n_players=2, games=2, seed=settings["seed"] * 1_000_003 + k,
-                       ruleset="standard", map_name="standard", width=width, height=height,
-                       timeout=500, n_snakes=2, max_turns=settings["max_turns"])
-    t0 = time.monotonic()
-    results, turns, r = [], [], 0.0
-    for spec in specs:
-        game = play_game(spec, players)
-        results.append(game.results[0])
-        turns.append(game.turns)
-        r += POINTS[game.results[0]] - POINTS[game.results[1]]
-    for path in files:
-        path.unlink(missing_ok=True)
+    files = [work / f"{k}-plus.npz", work / f"{k}-minus.npz"]
+    try:
+        for path, w in zip(files, (w_plus, w_minus)):
+            linear_head(np.array(w), settings["style"]).save(path)
+        players = parse_players([f"plus=search[value_head={files[0]},{player_options(settings)}]",
+                                 f"minus=search[value_head={files[1]},{player_options(settings)}]"])
+        width, height = settings["size"]
+        specs = plan_games(n_players=2, games=2, seed=settings["seed"] * 1_000_003 + k,
+                           ruleset="standard", map_name="standard", width=width, height=height,
+                           timeout=500, n_snakes=2, max_turns=settings["max_turns"])
+        t0 = time.monotonic()
+        results, turns, r = [], [], 0.0
+        for spec in specs:
+            game = play_game(spec, players)
+            results.append(game.results[0])
+            turns.append(game.turns)
+            r += POINTS[game.results[0]] - POINTS[game.results[1]]
+    finally:
+        for path in files:
+            path.unlink(missing_ok=True)
     return {"k": k, "r": r, "results": results, "turns": turns,
             "seconds": round(time.monotonic() - t0, 2)}
+
+
+def player_options(settings: dict[str, Any]) -> str:
+    """The search's options for a head of this tuning: the node limit alone ends a move
+    (the clock is set far out), so the games do not depend on the machine's load."""
+    return f"max_nodes={settings['nodes']},style={settings['style']},think_ms=600000"
 
 
 class Tuning:
@@ -274,9 +277,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in tuning.summary():
         print(line)
     head = Path(args.dir) / "head.npz"
+    options = player_options(tuning.settings)
+    width, height = tuning.settings["size"]
     print(f"wrote {head}; screen it with:\n  python -m snake.arena "
-          f"\"tuned=search[value_head={head},max_nodes={args.nodes}]\" "
-          f"\"base=search[max_nodes={args.nodes}]\" -g 100 -p 1 --seed 301")
+          f"\"tuned=search[value_head={head},{options}]\" \"base=search[{options}]\" "
+          f"--size {width}x{height} -g 100 -p 1 --seed 301")
     return 0
 
 
