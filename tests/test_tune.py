@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from nnue.train.tune import POINTS, gains, linear_head, main, signs
+from nnue.train.tune import MIN_SPREAD, POINTS, gains, linear_head, main, signs
+from snake.arena.__main__ import main as arena_main
 from snake.core.control import MEASUREMENTS, N_MEASUREMENTS
 from snake.core.value_head import load_head
 
@@ -39,6 +40,7 @@ def test_tuning_moves_the_weights_by_the_pairs_results_and_resumes(tmp_path, cap
         assert pair["r"] == sum(2 * POINTS[r] - 1 for r in pair["results"])
         assert len(pair["turns"]) == 2
     assert any(p["r"] for p in pairs)     # these seeds' games are decided (deterministic)
+    assert settings["spreads"] == [1.0] * N_MEASUREMENTS      # no --records
     expected = sum(gains(settings, p["k"])[1] * p["r"] / 2 * signs(settings["seed"], p["k"], tuned)
                    for p in pairs)
     assert np.allclose(state["w"], expected) and np.any(state["w"])
@@ -65,3 +67,21 @@ def test_tuning_moves_the_weights_by_the_pairs_results_and_resumes(tmp_path, cap
         main(["--dir", str(folder), "--without", "nothing"])
     with pytest.raises(SystemExit):
         main(["--dir", str(folder), "--nodes", "0"])
+
+
+def test_with_records_each_weight_moves_in_units_of_its_measurements_spread(tmp_path):
+    records = tmp_path / "records"
+    assert arena_main(["search[max_nodes=200]", "floodfill", "--games", "2", "--size", "7",
+                       "--parallel", "1", "--seed", "4", "-q", "-o", str(records)]) == 0
+    folder = tmp_path / "tune"
+    assert main(["--dir", str(folder), "--nodes", "150", "--size", "7", "--max-turns", "150",
+                 "--workers", "1", "-q", "--iterations", "2", "--records", str(records)]) == 0
+    state = json.loads((folder / "tune.json").read_text())
+    settings, pairs = state["settings"], state["iterations"]
+    spreads = np.array(settings["spreads"])
+    assert len(spreads) == N_MEASUREMENTS and (spreads >= MIN_SPREAD).all()
+    assert len(set(spreads.tolist())) > 3                  # measured, not a constant
+    tuned = np.array([n != "opponents" for n in MEASUREMENTS])
+    expected = sum(gains(settings, p["k"])[1] / spreads * p["r"] / 2
+                   * signs(settings["seed"], p["k"], tuned) for p in pairs)
+    assert any(p["r"] for p in pairs) and np.allclose(state["w"], expected)

@@ -1,7 +1,7 @@
 """Tune a value head's weights by the results of games played with them (SPSA).
 
     python -m nnue.train.tune --dir runs/tune --iterations 1000 [--nodes 10000]
-        [--without NAME...] [--c 0.3] [--step 0.05] [--workers 2] [--seed 1]
+        [--records DIR...] [--without NAME...] [--c 0.1] [--step 0.02] [--workers 2] [--seed 1]
 
 A head fitted to results or to search scores (:mod:`nnue.train.value_head`) learns what
 goes with winning in games played well, and that has not yet made a better search
@@ -25,7 +25,12 @@ head's points minus the minus head's over the pair (-2 to 2; a win 1, a draw 1/2
 gains fall as Spall's do: ``c_k = c / (k + 1) ** 0.101`` and
 ``step_k = step * ((A + 1) / (A + k + 1)) ** 0.602``, ``A`` a tenth of the first run's
 ``--iterations``. ``--workers`` iterations are played at a time from the same ``w`` (their
-moves added), as distributed tuners do.
+moves added), as distributed tuners do. With ``--records DIR...``, weight ``i`` is
+perturbed by ``c_k / s_i`` and moved by ``step_k / s_i``, ``s_i`` its measurement's standard
+deviation over the duel positions of those records (every fourth turn; at least
+:data:`MIN_SPREAD`): as if every input were standardised, so that each weight changes the
+head's output about as much (the spreads run from 0.02 to 0.66 in this machine's records);
+without it every ``s_i`` is 1.
 
 ``DIR/tune.json`` holds the settings, ``w`` and every iteration (``r``, the two games'
 results and turns); ``DIR/head.npz`` is ``w`` as a value head file, rewritten after every
@@ -53,6 +58,8 @@ from snake.progress import Progress
 #: Spall's exponents of the gains (the perturbation's and the step's).
 GAMMA, ALPHA = 0.101, 0.602
 POINTS = {"win": 1.0, "draw": 0.5, "loss": 0.0}
+#: The least spread a measurement is given (one that hardly varies would take huge steps).
+MIN_SPREAD = 0.02
 
 
 def linear_head(w: np.ndarray, style: str = "default", meta: dict[str, Any] | None = None) -> ValueHead:
@@ -150,11 +157,16 @@ class Tuning:
     def tuned(self) -> np.ndarray:
         return np.array([name not in self.settings["without"] for name in MEASUREMENTS])
 
+    @property
+    def spreads(self) -> np.ndarray:
+        return np.array(self.settings["spreads"], dtype=np.float64)
+
     def tasks(self, first: int, count: int) -> list[tuple]:
         """The pairs of iterations ``first``.. ``first + count - 1``, all from today's ``w``."""
         out = []
         for k in range(first, first + count):
             c, _ = gains(self.settings, k)
+            c = c / self.spreads
             d = signs(self.settings["seed"], k, self.tuned)
             out.append((str(self.folder), k, (self.w + c * d).tolist(), (self.w - c * d).tolist(),
                         self.settings))
@@ -165,7 +177,7 @@ class Tuning:
         w = self.w
         for pair in sorted(played, key=lambda p: p["k"]):
             _, step = gains(self.settings, pair["k"])
-            w += step * pair["r"] / 2.0 * signs(self.settings["seed"], pair["k"], self.tuned)
+            w += step / self.spreads * pair["r"] / 2.0 * signs(self.settings["seed"], pair["k"], self.tuned)
             self.state["iterations"].append(pair)
         self.state["w"] = w.tolist()
         self.state["seconds"] = round(self.state["seconds"] + seconds, 1)
@@ -198,6 +210,19 @@ class Tuning:
         return lines
 
 
+def measured_spreads(records: Sequence[str], style: str, quiet: bool) -> list[float]:
+    """Each measurement's standard deviation over the duel positions of ``records`` (every
+    fourth turn; at least :data:`MIN_SPREAD`), or all 1 without records."""
+    if not records:
+        return [1.0] * N_MEASUREMENTS
+    from .value_head import positions, record_files
+
+    x = positions(record_files(records), [2], style, every=4, show_progress=not quiet)["x"]
+    if len(x) < 2:
+        raise ValueError(f"--records {' '.join(records)}: no duel positions to measure")
+    return [round(max(MIN_SPREAD, float(s)), 4) for s in x.std(axis=0)]
+
+
 def run(args: argparse.Namespace) -> Tuning:
     folder = Path(args.dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -206,9 +231,14 @@ def run(args: argparse.Namespace) -> Tuning:
                 "max_turns": args.max_turns,
                 "stability": args.stability if args.stability is not None
                 else max(1, args.iterations // 10)}
-    if (folder / "tune.json").exists() and args.stability is None:
-        # A resumed run keeps the A it was started with, whatever --iterations says now.
-        settings["stability"] = json.loads((folder / "tune.json").read_text())["settings"]["stability"]
+    if (folder / "tune.json").exists():
+        kept = json.loads((folder / "tune.json").read_text())["settings"]
+        if args.stability is None:
+            # A resumed run keeps the A it was started with, whatever --iterations says now,
+            settings["stability"] = kept["stability"]
+        settings["spreads"] = kept["spreads"]       # and the spreads it measured
+    else:
+        settings["spreads"] = measured_spreads(args.records, args.style, args.quiet)
     tuning = Tuning(folder, settings)
     bar = Progress(args.iterations, "tune", unit="pair", start=min(tuning.done, args.iterations),
                    enabled=not args.quiet)
@@ -243,9 +273,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--nodes", type=int, default=10_000, help="nodes a move for both heads (10000)")
     p.add_argument("--without", nargs="*", default=["opponents"], metavar="NAME",
                    help="measurements whose weights stay zero (opponents)")
-    p.add_argument("--c", type=float, default=0.3, help="the first perturbation of a weight (0.3)")
-    p.add_argument("--step", type=float, default=0.05,
-                   help="the first move of a weight for a pair won 2-0 (0.05)")
+    p.add_argument("--c", type=float, default=0.1,
+                   help="the first perturbation of a weight, in units of 1/spread (0.1)")
+    p.add_argument("--step", type=float, default=0.02,
+                   help="the first move of a weight for a pair won 2-0, likewise (0.02)")
+    p.add_argument("--records", nargs="+", default=[], metavar="DIR",
+                   help="game records whose duel positions give each measurement's spread")
     p.add_argument("--stability", type=int,
                    help="Spall's A (a tenth of the first run's --iterations)")
     p.add_argument("--style", default="default", choices=sorted(STYLES),
