@@ -13,8 +13,11 @@ from nnue.train.shards import load_split, shard_paths
 
 
 def run(out, *extra):
+    # Games capped at 80 turns: the data's format, targets, reproducibility and resuming
+    # show as well in short games (uncapped, the 19x19 game ran to 1,000 turns and the
+    # module took a minute); results of finished games are tests/test_train_targets.py's.
     main(["--out", str(out), "--games", "2", "--nodes", "100", "--chunk", "1", "--seed", "4",
-          "--workers", "1", "--quiet", "--lambda", "0.25", *extra])
+          "--workers", "1", "--quiet", "--lambda", "0.25", "--max-turns", "80", *extra])
     return json.loads((out / "meta.json").read_text())
 
 
