@@ -7,7 +7,7 @@ docs/search-evidence.md); the arena and ``python -m snake.explain`` use :func:`g
 - ``seed``, ``floodfill``, ``random``: the one-step strategies (:mod:`snake.strategy`);
 - ``search`` (the compiled alpha-beta), ``search-joint`` (the default until 2026-11-24),
   ``search-py`` (the Python alpha-beta), ``search-nnue``,
-  ``search-net``, ``search-blend``, ``search-nearest`` and the arena's opponent styles
+  ``search-net``, ``search-blend`` and the arena's opponent styles
   ``grower``, ``hunter``, ``space-taker``: look-ahead within the time budget
   (:data:`snake.search.strategy.VARIANTS`, docs/search.md).
 

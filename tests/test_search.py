@@ -251,7 +251,7 @@ def test_a_node_limit_from_the_environment_makes_arena_searches_reproducible(mon
     clock), so two searches of one position give one answer; a bad value is refused."""
     monkeypatch.setenv("NUPPEPPOU_SEARCH_MAX_NODES", "400")
     request = game_position(4)
-    for name in ("search", "search-nearest", "grower"):
+    for name in ("search", "search-joint", "grower"):
         strategy = make_search_strategy(name)
         assert strategy.max_nodes == 400
         first, second = strategy.search(request), strategy.search(request)

@@ -66,8 +66,7 @@ _FREE, _BIT, _CELL_ARRAYS = range(3)
 _FRONT, _NEW, _OWN, _SNAKE_SETS = range(4)
 _QUARTERS, _FOOD_D, _ORDER, _LO, _HI, _NUMBERS = range(6)
 # The value's weights (a style), after the per-snake numbers, in millionths.
-(_W_CONTROL, _W_LENGTH, _W_CRAMPED, _W_FOOD, _FOOD_HEALTH, _W_HUNT, _W_STRAY, _FOOD_MARGIN,
- _ROOM, _STYLE_FIELDS) = range(10)
+(_W_CONTROL, _W_LENGTH, _W_CRAMPED, _W_FOOD, _FOOD_HEALTH, _W_HUNT, _STYLE_FIELDS) = range(7)
 _MILLION = 1_000_000.0
 
 #: What a learned value head (:mod:`snake.core.value_head`) reads of a living snake, from
@@ -99,25 +98,14 @@ _HEAD_HIDDEN = _MEASURED + N_MEASUREMENTS
 #: the Python evaluator defines it; the others are the arena's opponents (docs/arena.md),
 #: and ``grower`` is also the default search's weights with three snakes or more.
 #: Fields: board control, length lead, cramped (fewer squares than length), distance to
-#: food, the health below which food distance counts, hunting (how cramped the most
-#: cramped shorter opponent is), stray food (below that health, with no food of its own:
-#: the board distance from its head to the nearest food, which it would have to take from
-#: whoever owns it; without it such a snake has no reason to move towards any food and
-#: starves with food on the board), and the food margin: the default's "health runs out
-#: before it reaches its food" (-0.5) is a cliff seen only a few moves before it is too
-#: late; with a margin M the penalty starts when health is below the food's distance + M
-#: and grows to -0.5 as the margin is used up, so a hungry snake closes in while it can
-#: (the distance is the stray food's when it owns none and the stray weight is set); and the
-#: room it wants, R: "cramped" is owning fewer squares than R x its length (the default's
-#: R = 1 notices a squeeze only once it has less room than body; with four snakes most
-#: deaths are traps proven several moves before them, so a roomier snake feels it earlier).
+#: food, the health below which food distance counts, and hunting (how cramped the most
+#: cramped shorter opponent is). (Issue 14 also screened a stray-food pull, a food margin
+#: and a roomier "cramped"; they lost and were deleted: docs/arena.md.)
 STYLES: dict[str, tuple[float, ...]] = {
-    "default": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0, 0.0, 0.0, 1.0),
-    "grower": (0.5, 0.6, 0.4, 0.15, 101.0, 0.0, 0.0, 0.0, 1.0),
-    "hunter": (0.5, 0.35, 0.4, 0.1, 50.0, 0.4, 0.0, 0.0, 1.0),
-    "space": (1.0, 0.1, 0.4, 0.1, 50.0, 0.0, 0.0, 0.0, 1.0),
-    "forager": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0, 0.1, 15.0, 1.0),
-    "roomy": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0, 0.0, 0.0, 2.0),
+    "default": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0),
+    "grower": (0.5, 0.6, 0.4, 0.15, 101.0, 0.0),
+    "hunter": (0.5, 0.35, 0.4, 0.1, 50.0, 0.4),
+    "space": (1.0, 0.1, 0.4, 0.1, 50.0, 0.0),
 }
 
 _ONE, _ZERO, _63 = np.uint64(1), np.uint64(0), np.uint64(63)
@@ -413,19 +401,6 @@ def partition(g, s, work):
 
 
 @njit(**JIT)
-def _nearest_food(g, s, i):
-    """Board distance (moves on an empty board, around the edges when it wraps) from snake
-    ``i``'s head to the nearest food, or -1 when there is none."""
-    head = segment(g, s, i, 0)
-    best = -1
-    for k in range(s[S_N_FOOD]):
-        d = _distance(g, head, s[g[G_FOOD] + k])
-        if best < 0 or d < best:
-            best = d
-    return best
-
-
-@njit(**JIT)
 def _distance(g, a, b):
     """Board distance between cells ``a`` and ``b`` (moves on an empty board, around the
     edges when it wraps)."""
@@ -459,9 +434,8 @@ def _style_value(g, s, i, work):
     v = work[style + _W_CONTROL] / _MILLION * (squares - most / 4.0) / (g[G_WIDTH] * g[G_HEIGHT])
     if others:
         v += work[style + _W_LENGTH] / _MILLION * math.tanh((length - longest) / 3.0)
-    room = work[style + _ROOM] / _MILLION * length
-    if squares < room:
-        v -= work[style + _W_CRAMPED] / _MILLION * (1.0 - squares / room)
+    if squares < length:
+        v -= work[style + _W_CRAMPED] / _MILLION * (1.0 - squares / length)
     hunt = work[style + _W_HUNT]
     if hunt > 0:
         # A hunter: how cramped the most cramped shorter opponent is.
@@ -473,27 +447,13 @@ def _style_value(g, s, i, work):
         v += hunt / _MILLION * cramped
     hp = s[g[G_HEALTH] + i]
     food = work[food_d + i]
-    margin = work[style + _FOOD_MARGIN] / _MILLION
     if food < 0:
         if hp <= squares // 2 or hp < 15:
             v -= 0.5 * (1.0 - hp / 100.0)
-        stray = work[style + _W_STRAY]
-        if stray > 0 and hp < work[style + _FOOD_HEALTH] / _MILLION:
-            nearest = _nearest_food(g, s, i)
-            if nearest >= 0:
-                v -= stray / _MILLION * nearest / (g[G_WIDTH] + g[G_HEIGHT])
-                if margin > 0 and hp < nearest + margin:
-                    v -= 0.5 * min(1.0, (nearest + margin - hp) / margin)
-    elif margin <= 0:
-        if hp < food:
-            v -= 0.5
-        elif hp < work[style + _FOOD_HEALTH] / _MILLION:
-            v -= work[style + _W_FOOD] / _MILLION * food / (g[G_WIDTH] + g[G_HEIGHT])
-    else:
-        if hp < food + margin:
-            v -= 0.5 * min(1.0, (food + margin - hp) / margin)
-        if hp < work[style + _FOOD_HEALTH] / _MILLION:
-            v -= work[style + _W_FOOD] / _MILLION * food / (g[G_WIDTH] + g[G_HEIGHT])
+    elif hp < food:
+        v -= 0.5
+    elif hp < work[style + _FOOD_HEALTH] / _MILLION:
+        v -= work[style + _W_FOOD] / _MILLION * food / (g[G_WIDTH] + g[G_HEIGHT])
     return max(-LIMIT, min(LIMIT, v))
 
 

@@ -302,10 +302,6 @@ VARIANTS: dict[str, dict[str, Any]] = {
                    "max_concurrent": None, "network_weight": 1.0},
     "search-blend": {"algorithm": "alphabeta", "evaluator": "auto", "engine": "compiled",
                      "max_concurrent": None, "network_weight": 0.5},
-    # less paranoid with 3+ snakes: branch only on the nearest opponent, the others on their
-    # cheap move (issue 14 measured it against the joint default)
-    "search-nearest": {"engine": "compiled", "max_concurrent": None, "max_opponents": 1,
-                       "last_chance": True},
     # opponents for the arena, each the compiled search with board control weighted to play
     # a way strong snakes play four-snake games (docs/arena.md)
     "grower": {"engine": "compiled", "max_concurrent": None, "style": "grower",
@@ -314,10 +310,6 @@ VARIANTS: dict[str, dict[str, Any]] = {
               "last_chance": True},
     "space-taker": {"engine": "compiled", "max_concurrent": None, "style": "space",
                    "last_chance": True},
-    # search-joint pulled towards the nearest food when hungry and owning none (issue 14:
-    # a default snake starved with food on the board in 5 of 40 four-snake deaths)
-    "search-forager": {"engine": "compiled", "max_concurrent": None, "style": "forager",
-                      "last_chance": True},
 }
 
 
