@@ -99,8 +99,9 @@ _HEAD_HIDDEN = _MEASURED + N_MEASUREMENTS
 #: and ``grower`` is also the default search's weights with three snakes or more.
 #: Fields: board control, length lead, cramped (fewer squares than length), distance to
 #: food, the health below which food distance counts, and hunting (how cramped the most
-#: cramped shorter opponent is). (Issue 14 also screened a stray-food pull, a food margin
-#: and a roomier "cramped"; they lost and were deleted: docs/arena.md.)
+#: cramped shorter opponent is). (Issue 14 also tried a stray-food pull with a food margin,
+#: which lost its screens, and a roomier "cramped", never screened; both were deleted:
+#: docs/arena.md.)
 STYLES: dict[str, tuple[float, ...]] = {
     "default": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0),
     "grower": (0.5, 0.6, 0.4, 0.15, 101.0, 0.0),
