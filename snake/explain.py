@@ -16,7 +16,7 @@ import sys
 from typing import Any, TextIO
 
 from .board import MoveRequest, RequestError, parse_request
-from .core.control import food_health
+from .core.control import HUNGER_MARGIN, food_health, hunger
 from .decision import Decision
 from .diagram import to_ascii
 from .rules import MOVES, distance, next_square
@@ -128,13 +128,20 @@ def _explain_food(request: MoveRequest, decision: Decision, letters: dict[str, s
         lines.append(f"  {food}: {mine} moves away; {who}")
     control = board_control(state).get(you.id)
     nearest = control[1] if control else None
+    search = decision.search
     if nearest is None:
         lines.append("  none of it is yours by board control (each is nearer to another "
                      "snake, or contested by one as long)")
+        if search is not None and search.evaluator.startswith("voronoi") and hunger(search.style) > 0:
+            d = min(far(you.head, f) for f in board.food)
+            now = ("now" if you.health - d < HUNGER_MARGIN
+                   else f"not yet (health {you.health}, {d} moves from food)")
+            lines.append(f"  the value ({search.style} weights) counts, owning no food, the "
+                         f"distance to the nearest food once health is within {HUNGER_MARGIN:g} "
+                         f"moves of it: {now}")
     else:
         reach = "within reach" if you.health >= nearest else f"out of reach (health {you.health})"
         line = f"  board control: the nearest food you control is {nearest} moves away, {reach}"
-        search = decision.search
         if search is not None and search.evaluator.startswith("voronoi"):
             below = food_health(search.style)
             counts = ("at any health" if below > 100

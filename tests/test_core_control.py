@@ -231,7 +231,55 @@ def test_styles_weigh_the_terms_and_the_default_is_the_reference():
     # A is longer (5 against 3): the grower's length weight raises its value
     assert values["grower"] > values["default"]
     assert values["space"] != values["default"]
-    assert set(STYLES) == {"default", "grower", "hunter", "space"}
+    assert set(STYLES) == {"default", "grower", "hunter", "space", "hungry"}
+
+
+# A (3 long) owns no food: the one food is B's (10 long), 11 moves from A's head.
+SHUT_IN = """
+    . . . . . . *
+    . . . . . . .
+    b b b b . . .
+    . . . b . . .
+    a a . b . . .
+    A . . b . . .
+    . . . b b B .
+"""
+
+
+def test_a_hungry_snake_owning_no_food_counts_the_distance_to_any():
+    """The hungry style is the grower's weights, plus, for a snake that owns no food, a
+    penalty of ``hunger * min(1, (margin - (health - d)) / margin)`` once its health is
+    within the margin of ``d``, the distance from its head to the nearest food: a snake
+    that has fallen behind still heads for food before its health runs out."""
+    from snake.core.control import HUNGER_MARGIN, STYLES, control_value
+    from snake.diagram import from_ascii
+    hunger = STYLES["hungry"][-1]
+    assert STYLES["hungry"][:-1] == STYLES["grower"][:-1] and hunger > 0
+    d = 11
+    for health, penalty in ((d + HUNGER_MARGIN + 5, 0.0), (d + HUNGER_MARGIN, 0.0),
+                            (d + 22, hunger * 3 / HUNGER_MARGIN), (d + 19, hunger * 6 / HUNGER_MARGIN)):
+        packed = core.encode(from_ascii(SHUT_IN, health={"A": health, "B": 90}).state)
+        grower = control_value(packed.g, packed.s, 0, workspace(packed.g, "grower"))
+        hungry = control_value(packed.g, packed.s, 0, workspace(packed.g, "hungry"))
+        assert hungry == pytest.approx(grower - penalty, abs=1e-12), health
+    # B owns the food: its own value is the grower's
+    packed = core.encode(from_ascii(SHUT_IN, health={"A": 20, "B": 30}).state)
+    assert (control_value(packed.g, packed.s, 1, workspace(packed.g, "hungry"))
+            == control_value(packed.g, packed.s, 1, workspace(packed.g, "grower")))
+
+
+def test_a_hungry_value_keeps_apart_what_the_clamp_merges():
+    """Far behind, the grower's value is clamped to -0.999 whatever the health; the hungry
+    style squashes it smoothly instead, so more health is still better, and a living snake
+    is still above one that is not alive (-0.999)."""
+    from snake.core.control import LIMIT, control_value
+    from snake.diagram import from_ascii
+    values = {}
+    for health in (10, 5, 2):
+        packed = core.encode(from_ascii(SHUT_IN, health={"A": health, "B": 90}).state)
+        assert control_value(packed.g, packed.s, 0, workspace(packed.g, "grower")) == -LIMIT
+        values[health] = control_value(packed.g, packed.s, 0, workspace(packed.g, "hungry"))
+    assert -LIMIT < values[2] < values[5] < values[10] < -0.9
 
 
 def test_the_hunter_likes_a_shorter_snake_cramped():

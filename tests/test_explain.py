@@ -160,3 +160,26 @@ def test_it_says_by_which_weights_food_counts(tmp_path):
     assert "with voronoi evaluation" in text
     assert "the value (default weights) counts food distance only below health 50 " \
         "(health 80)" in text
+
+
+def test_it_says_when_a_hungry_snake_owning_no_food_heads_for_food(tmp_path):
+    """A (3 long) owns no food: the one food is nearer to C. With the hungry weights the
+    value counts the distance to it once A's health comes within the margin (25) of its 11
+    moves, and the explanation says whether it does yet."""
+    drawing = """
+    . . . . . . *
+    . . . . . . .
+    b b b b . . .
+    . . . b . . .
+    a a . b . C c
+    A . . b . . c
+    . . . b b B .
+    """
+    for health, says in ((30, "now"), (60, "not yet (health 60, 11 moves from food)")):
+        path = drawn_request(tmp_path, drawing, health={"A": health})
+        code, text = run([str(path), "--strategy", "search[multi_style=hungry,max_nodes=2000]",
+                          "--no-network"])
+        assert code == 0
+        assert "none of it is yours by board control" in text
+        assert ("the value (hungry weights) counts, owning no food, the distance to the nearest "
+                f"food once health is within 25 moves of it: {says}") in text

@@ -267,7 +267,7 @@ def test_a_node_limit_from_the_environment_makes_arena_searches_reproducible(mon
 @pytest.mark.parametrize("seed", [5, 6, 7])
 def test_the_default_searches_a_duel_as_search_joint_does(seed):
     """The default searches three snakes or more by best replies of the three nearest,
-    valued by the grower's weights (search-joint: joint replies of the two nearest within
+    valued by the hungry weights (search-joint: joint replies of the two nearest within
     six moves, the default weights); with one opponent
     the two are the same search, node for node: same move, score, depth, nodes and line."""
     request = game_position(2, seed=seed)
@@ -288,7 +288,7 @@ def test_the_default_searches_a_duel_as_search_joint_does(seed):
     default = make_search_strategy("search", overrides={"max_nodes": 500}).search(request)
     joint = make_search_strategy("search-joint", overrides={"max_nodes": 500}).search(request)
     assert default.replies == "best" and joint.replies == "joint"
-    assert default.evaluator == "voronoi (grower)" and joint.evaluator == "voronoi"
+    assert default.evaluator == "voronoi (hungry)" and joint.evaluator == "voronoi"
     assert len(default.opponents) == 3 and not default.cheap
     assert len(joint.opponents) <= 2 and joint.cheap
 

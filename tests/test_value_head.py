@@ -200,13 +200,13 @@ def test_a_search_uses_its_head_only_where_it_was_trained(tmp_path):
         return make_search_strategy(name, overrides=options).search(request)
 
     plain = make_search_strategy("search", overrides={"max_nodes": 3000, "think_ms": 600_000.0})
-    # the default search values duels with the default style, four snakes with the grower's
+    # the default search values duels with the default style, four snakes with the hungry
     assert searched(small_head(snakes=(2,)), duel).evaluator == "voronoi + value head"
-    assert searched(small_head(snakes=(2, 4)), four).evaluator == "voronoi (grower)"
-    grower = small_head(snakes=(4,))
-    grower = ValueHead(grower.w1, grower.b1, grower.w2, grower.b2, "grower", (2, 4))
-    assert searched(grower, four).evaluator == "voronoi (grower) + value head"
-    assert searched(grower, duel).evaluator == "voronoi"
+    assert searched(small_head(snakes=(2, 4)), four).evaluator == "voronoi (hungry)"
+    hungry = small_head(snakes=(4,))
+    hungry = ValueHead(hungry.w1, hungry.b1, hungry.w2, hungry.b2, "hungry", (2, 4))
+    assert searched(hungry, four).evaluator == "voronoi (hungry) + value head"
+    assert searched(hungry, duel).evaluator == "voronoi"
     # a head of zeros on top of the style is the style: the same tree, node for node
     zero = ValueHead(np.zeros((2, N_MEASUREMENTS)), np.zeros(2), np.zeros(2), 0.0, residual=True)
     with_zero, without = searched(zero, duel), plain.search(duel)
@@ -218,7 +218,7 @@ def test_a_search_uses_its_head_only_where_it_was_trained(tmp_path):
     with pytest.raises(ValueError, match="compiled engine"):
         make_search_strategy("search-py", overrides={"value_head": str(tmp_path / "head.npz")})
     # a head the search would never use is refused, not ignored
-    ValueHead(grower.w1, grower.b1, grower.w2, grower.b2, "grower", (2,)).save(tmp_path / "never.npz")
+    ValueHead(hungry.w1, hungry.b1, hungry.w2, hungry.b2, "grower", (2,)).save(tmp_path / "never.npz")
     with pytest.raises(ValueError, match="never|style"):
         make_search_strategy("search", overrides={"value_head": str(tmp_path / "never.npz")})
 

@@ -66,7 +66,8 @@ _FREE, _BIT, _CELL_ARRAYS = range(3)
 _FRONT, _NEW, _OWN, _SNAKE_SETS = range(4)
 _QUARTERS, _FOOD_D, _ORDER, _LO, _HI, _NUMBERS = range(6)
 # The value's weights (a style), after the per-snake numbers, in millionths.
-(_W_CONTROL, _W_LENGTH, _W_CRAMPED, _W_FOOD, _FOOD_HEALTH, _W_HUNT, _STYLE_FIELDS) = range(7)
+(_W_CONTROL, _W_LENGTH, _W_CRAMPED, _W_FOOD, _FOOD_HEALTH, _W_HUNT, _W_HUNGER,
+ _STYLE_FIELDS) = range(8)
 _MILLION = 1_000_000.0
 
 #: What a learned value head (:mod:`snake.core.value_head`) reads of a living snake, from
@@ -96,18 +97,33 @@ _HEAD_HIDDEN = _MEASURED + N_MEASUREMENTS
 #: Styles of play: the weights of the value's terms (module docstring of
 #: :mod:`snake.search.evaluate` for the default's formula). ``default`` is board control as
 #: the Python evaluator defines it; the others are the arena's opponents (docs/arena.md),
-#: and ``grower`` is also the default search's weights with three snakes or more.
+#: and ``hungry`` is the default search's weights with three snakes or more.
 #: Fields: board control, length lead, cramped (fewer squares than length), distance to
-#: food, the health below which food distance counts, and hunting (how cramped the most
-#: cramped shorter opponent is). (Issue 14 also tried a stray-food pull with a food margin,
-#: which lost its screens, and a roomier "cramped", never screened; both were deleted:
-#: docs/arena.md.)
+#: food, the health below which food distance counts, hunting (how cramped the most
+#: cramped shorter opponent is), and hunger (owning no food, how near its health comes to
+#: the distance to the nearest food anyone may take: :data:`HUNGER_MARGIN`). (Issue 14
+#: also tried a stray-food pull at any health, with a food margin, which lost its screens,
+#: and a roomier "cramped", never screened; both were deleted: docs/arena.md.)
 STYLES: dict[str, tuple[float, ...]] = {
-    "default": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0),
-    "grower": (0.5, 0.6, 0.4, 0.15, 101.0, 0.0),
-    "hunter": (0.5, 0.35, 0.4, 0.1, 50.0, 0.4),
-    "space": (1.0, 0.1, 0.4, 0.1, 50.0, 0.0),
+    "default": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0, 0.0),
+    "grower": (0.5, 0.6, 0.4, 0.15, 101.0, 0.0, 0.0),
+    "hunter": (0.5, 0.35, 0.4, 0.1, 50.0, 0.4, 0.0),
+    "space": (1.0, 0.1, 0.4, 0.1, 50.0, 0.0, 0.0),
+    # the default search's weights with three snakes or more: the grower's, and hungry
+    "hungry": (0.5, 0.6, 0.4, 0.15, 101.0, 0.0, 0.5),
 }
+#: A hungry style's margin, in moves of health: owning no food, its value falls by
+#: ``hunger * min(1, (margin - (health - d)) / margin)`` once its health is within the
+#: margin of ``d``, the board distance from its head to the nearest food. Such a snake has
+#: fallen behind (every food nearer to another snake, or contested by one as long), and
+#: the plain value, which counts only food it owns, would let it starve with food on the
+#: board (docs/arena.md).
+HUNGER_MARGIN = 25.0
+#: A hungry style's values beyond ``±SOFT`` are squashed smoothly into ``±LIMIT`` rather
+#: than clamped: the positions where hunger matters are the desperate ones, where the
+#: clamp would leave every leaf at ``-LIMIT`` and every move alike (the order of values is
+#: kept; within ``±SOFT`` nothing changes).
+SOFT = 0.9
 
 _ONE, _ZERO, _63 = np.uint64(1), np.uint64(0), np.uint64(63)
 
@@ -116,6 +132,12 @@ def food_health(style: str) -> float:
     """The health below which ``style`` counts the distance to the food it owns (above
     100: at any health)."""
     return STYLES[style][_FOOD_HEALTH]
+
+
+def hunger(style: str) -> float:
+    """How much ``style`` counts, owning no food, the distance to the nearest food as its
+    health comes within :data:`HUNGER_MARGIN` of it (0: not at all)."""
+    return STYLES[style][_W_HUNGER]
 
 
 @intrinsic
@@ -448,14 +470,47 @@ def _style_value(g, s, i, work):
         v += hunt / _MILLION * cramped
     hp = s[g[G_HEALTH] + i]
     food = work[food_d + i]
+    hunger = work[style + _W_HUNGER]
     if food < 0:
         if hp <= squares // 2 or hp < 15:
             v -= 0.5 * (1.0 - hp / 100.0)
+        if hunger > 0:
+            nearest = _nearest_food(g, s, i)
+            if nearest >= 0 and hp - nearest < HUNGER_MARGIN:
+                v -= hunger / _MILLION * min(1.0, (HUNGER_MARGIN - (hp - nearest)) / HUNGER_MARGIN)
     elif hp < food:
         v -= 0.5
     elif hp < work[style + _FOOD_HEALTH] / _MILLION:
         v -= work[style + _W_FOOD] / _MILLION * food / (g[G_WIDTH] + g[G_HEIGHT])
+    if hunger > 0:
+        return _soft(v)
     return max(-LIMIT, min(LIMIT, v))
+
+
+@njit(**JIT)
+def _nearest_food(g, s, i):
+    """The board distance from snake ``i``'s head to the nearest food (-1 with none)."""
+    head = s[g[G_BODY] + i * g[G_CAPACITY] + (s[g[G_HP] + i] & g[G_MASK])]
+    nearest = -1
+    for k in range(s[S_N_FOOD]):
+        d = _distance(g, head, s[g[G_FOOD] + k])
+        if nearest < 0 or d < nearest:
+            nearest = d
+    return nearest
+
+
+@njit(**JIT)
+def _soft(v):
+    """``v`` within ``±SOFT`` as it is, beyond it squashed smoothly into ``±LIMIT``
+    (increasing, so the order of values is kept)."""
+    a = abs(v)
+    if a <= SOFT:
+        return v
+    # A rational squash, slope 1 at SOFT: far out it still tells 0.01 apart by 1e-5 (at
+    # |v| = 3), well above the search's null window (an exponential would not).
+    x = (a - SOFT) / (LIMIT - SOFT)
+    a = SOFT + (LIMIT - SOFT) * x / (1.0 + x)
+    return a if v > 0 else -a
 
 
 @njit(**JIT)

@@ -282,13 +282,14 @@ VARIANTS: dict[str, dict[str, Any]] = {
     # the default; when every move can be killed this turn it plays the one that survives
     # the most replies (snake.search.last_chance). With three snakes or more it searches
     # the three nearest opponents, however far, by best replies (one at a time), and values
-    # positions by the grower's weights (length and food count more): in the four-snake
-    # screens (docs/arena.md) both placed better than joint replies of the two nearest
-    # within six moves and the default weights, which is search-joint; with one opponent
-    # the two are the same search, node for node
+    # positions by the hungry weights (the grower's, where length and food count more, and
+    # owning no food, the nearest food once health runs low): in the four-snake screens
+    # (docs/arena.md) these placed better than joint replies of the two nearest within six
+    # moves and the default weights, which is search-joint; with one opponent the two are
+    # the same search, node for node
     "search": {"algorithm": "alphabeta", "evaluator": "voronoi", "engine": "compiled",
                "max_concurrent": None, "last_chance": True, "replies": "best",
-               "max_opponents": 3, "reach": None, "multi_style": "grower"},
+               "max_opponents": 3, "reach": None, "multi_style": "hungry"},
     # the default until 2026-11-24: joint replies of the two nearest opponents within six
     # moves, the others played cheaply (issue 14 measures the default against it)
     "search-joint": {"engine": "compiled", "max_concurrent": None, "last_chance": True},
