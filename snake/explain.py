@@ -126,6 +126,7 @@ def _explain_food(request: MoveRequest, decision: Decision, letters: dict[str, s
             who = (f"{letters.get(s.id, s.id)} is {'as near' if d == mine else 'nearer'} "
                    f"({d}), {'as long or longer' if stronger else 'shorter'}")
         lines.append(f"  {food}: {mine} moves away; {who}")
+    nearest_food = min(board.food, key=lambda f: far(you.head, f))
     control = board_control(state).get(you.id)
     nearest = control[1] if control else None
     search = decision.search
@@ -133,7 +134,7 @@ def _explain_food(request: MoveRequest, decision: Decision, letters: dict[str, s
         lines.append("  none of it is yours by board control (each is nearer to another "
                      "snake, or contested by one as long)")
         if search is not None and search.evaluator.startswith("voronoi") and hunger(search.style) > 0:
-            d = min(far(you.head, f) for f in board.food)
+            d = far(you.head, nearest_food)
             now = ("now" if you.health - d < HUNGER_MARGIN
                    else f"not yet (health {you.health}, {d} moves from food)")
             lines.append(f"  the value ({search.style} weights) counts, owning no food, the "
@@ -148,7 +149,6 @@ def _explain_food(request: MoveRequest, decision: Decision, letters: dict[str, s
                       else f"only below health {below:g} (health {you.health})")
             line += f"; the value ({search.style} weights) counts food distance {counts}"
         lines.append(line)
-    nearest_food = min(board.food, key=lambda f: far(you.head, f))
     after = next_square(state, you.head, decision.move)
     closer = far(after, nearest_food) < far(you.head, nearest_food)
     lines.append(f"  the move {decision.move} goes {'nearer to' if closer else 'no nearer to'} "
