@@ -22,6 +22,7 @@ from ..board import RULESETS, Settings
 from ..progress import Progress
 from .match import GameResult, play_game
 from .players import PlayerError, PlayerSpec, fetch_metadata, parse_players
+from .positions import load_positions
 from .replay import GAMES_LOG
 from .report import Totals, format_report, game_entry
 from .schedule import GameSpec, plan_games
@@ -86,6 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop a game as soon as every player's result is settled (the "
                         "living snakes all belong to one player): with four snakes, the rest "
                         "of a game after the first player is out costs nothing")
+    p.add_argument("--positions", type=Path, metavar="FILE",
+                   help="start the games from these positions (request bodies, one per line: "
+                        "python -m snake.arena.positions) instead of new set-ups, each in a "
+                        "block of games with the seats rotating")
     p.add_argument("--weights", type=Path,
                    help="network for built-in NNUE strategies (default weights/nnue.npz)")
     p.add_argument("--food-spawn-chance", type=int, default=15)
@@ -175,7 +180,12 @@ def run(args: argparse.Namespace) -> int:
     if args.timeout < 1:
         raise ValueError("--timeout must be at least 1 ms")
     seats = parse_seats(args.seats, players) if args.seats else None
+    positions = load_positions(args.positions) if args.positions is not None else None
     n_snakes = len(seats) if seats else args.snakes or {"solo": 1, "squad": 4}.get(args.ruleset, 2)
+    if positions is not None:
+        n_snakes = len(positions[0]["board"]["snakes"])
+        if args.snakes and args.snakes != n_snakes:
+            raise ValueError(f"--snakes {args.snakes}: the positions have {n_snakes} snakes alive")
     if args.ruleset == "solo" and n_snakes != 1:
         raise ValueError("solo games have one snake")
     if args.ruleset != "solo" and n_snakes < 2:
@@ -197,8 +207,9 @@ def run(args: argparse.Namespace) -> int:
                        timeout=args.timeout, n_snakes=n_snakes, seats=seats,
                        max_turns=args.max_turns, solo_target=args.solo_target,
                        builtin_timeout=args.builtin_timeout,
-                       until_decided=args.until_decided)
-    _check_setup(specs[0], settings)
+                       until_decided=args.until_decided, positions=positions)
+    if positions is None:
+        _check_setup(specs[0], settings)
     network = load_network(args.weights, players)
     _WORKER["networks"] = load_player_networks(players)   # a bad file stops the run here
     if network is None and any(not p.is_http and p.target not in NO_NETWORK for p in players):
@@ -213,7 +224,8 @@ def run(args: argparse.Namespace) -> int:
 
     title = (f"arena: {' vs '.join(p.label for p in players)}; {args.ruleset} {width}x{height}, "
              f"map {args.map}, {n_snakes} snake{'s' if n_snakes > 1 else ''}, "
-             f"{args.games} games, seed {args.seed}, timeout {args.timeout} ms")
+             f"{args.games} games, seed {args.seed}, timeout {args.timeout} ms"
+             + (f", from the {len(positions)} positions of {args.positions}" if positions else ""))
     if not (0 < args.alpha < 0.5 and 0 < args.beta < 0.5):
         raise ValueError("--alpha and --beta must be between 0 and 0.5")
     totals = Totals(players)

@@ -1,6 +1,7 @@
 """Play one arena game from a :class:`~snake.arena.schedule.GameSpec`.
 
-The game is played as the official engine plays it: set up by :func:`snake.setup.new_game`,
+The game is played as the official engine plays it: set up by :func:`snake.setup.new_game`
+(or started from a position: :mod:`snake.arena.positions`),
 ``/start`` to every snake, then each turn every living snake is asked for its move (HTTP
 snakes concurrently, each with the game's timeout), and the moves are applied by
 :func:`snake.rules.play_turn` — the one rules engine; the arena only asks and records. A
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..board import Settings, parse_request
+from ..board import Game, GameState, Settings, parse_request
 from . import scoring
 from .players import Answer, BuiltinSeat, HttpSeat, PlayerSpec
 from .replay import Replay, SnakeLook, game_object, request_body, result_line, write_replay
@@ -91,9 +92,16 @@ def play_game(spec: GameSpec, players: Sequence[PlayerSpec], *, network: Any = N
     from ..setup import make_ruleset, new_game
 
     setup_rng = random.Random(spec.setup_seed)
-    state = new_game(make_ruleset(spec.ruleset, settings, version="arena"), spec.width, spec.height,
-                     list(spec.snake_ids), map=spec.map, rng=setup_rng, game_id=spec.game_id,
-                     squads=list(spec.squads) if spec.squads else None, timeout=spec.timeout)
+    ruleset = make_ruleset(spec.ruleset, settings, version="arena")
+    if spec.position:
+        # the position's board and turn in the run's game (ruleset, settings, map, timeout)
+        start = parse_request(json.loads(spec.position)).state
+        state = GameState(Game(spec.game_id, ruleset, spec.map, spec.timeout), start.turn,
+                          start.board)
+    else:
+        state = new_game(ruleset, spec.width, spec.height, list(spec.snake_ids), map=spec.map,
+                         rng=setup_rng, game_id=spec.game_id,
+                         squads=list(spec.squads) if spec.squads else None, timeout=spec.timeout)
     # The turns draw from the same stream as the set-up, so a block's games stay alike.
     turn_rng = setup_rng
 

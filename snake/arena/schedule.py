@@ -11,7 +11,9 @@ Seats. ``players[0]`` is the *first player*, the one the run is about.
 Fairness. Games come in *blocks* of as many games as there are seat groups (snakes, or
 squads in squad mode). The games of a block share their set-up seed — the same start
 squares and starting food — and rotate the seat list by one group per game, so every
-player starts from every start square of the block once. Squads are consecutive pairs of
+player starts from every start square of the block once. A run from positions
+(``--positions``, :mod:`snake.arena.positions`) plays one position per block instead of a
+set-up, its snakes (ids, bodies, health) in the seats. Squads are consecutive pairs of
 seats: seats 0–1 form squad 1, seats 2–3 squad 2, and so on.
 
 Seeds. Everything random in game ``g`` comes from ``random.Random`` seeded with strings
@@ -23,6 +25,7 @@ whose answers depend on time).
 
 from __future__ import annotations
 
+import json
 import random
 import uuid
 from dataclasses import dataclass
@@ -49,6 +52,7 @@ class GameSpec:
     solo_target: int
     builtin_timeout: bool = False     # built-in answers later than timeout are missed
     until_decided: bool = False       # stop once every player's result is settled
+    position: str = ""                # a request body (JSON) to start from; "" a new game
 
 
 def base_seats(n_players: int, n_snakes: int, *, squad: bool, game: int = 0) -> list[int]:
@@ -76,10 +80,30 @@ def plan_games(*, n_players: int, games: int, seed: int, ruleset: str, map_name:
                width: int, height: int, timeout: int, n_snakes: int,
                seats: Sequence[int] | None = None, max_turns: int = 0,
                solo_target: int = 100, builtin_timeout: bool = False,
-               until_decided: bool = False) -> list[GameSpec]:
-    """The specs of all games of a run, in order."""
+               until_decided: bool = False,
+               positions: Sequence[dict] | None = None) -> list[GameSpec]:
+    """The specs of all games of a run, in order. With ``positions`` (request bodies,
+    :mod:`snake.arena.positions`) block ``b`` of games starts from position ``b`` (cycling),
+    its snakes in the seats; they must all be of the run's board size, with as many snakes
+    alive (``n_snakes`` is then theirs)."""
     squad = ruleset == "squad"
     group = 2 if squad else 1
+    if positions:
+        counts = {len(p["board"]["snakes"]) for p in positions}
+        sizes = {(p["board"]["width"], p["board"]["height"]) for p in positions}
+        if len(counts) > 1:
+            raise ValueError(f"the positions have different numbers of snakes alive "
+                             f"({', '.join(map(str, sorted(counts)))}); play them apart")
+        if sizes != {(width, height)}:
+            raise ValueError(f"the positions are played on {width}x{height} (--size) but are "
+                             + ", ".join(f"{w}x{h}" for w, h in sorted(sizes)))
+        n_snakes = counts.pop()
+        rulesets = {str(p["game"]["ruleset"]["name"]) for p in positions} - {ruleset}
+        if rulesets:
+            raise ValueError(f"the positions include {', '.join(sorted(rulesets))} games; "
+                             f"this run plays {ruleset} (--ruleset)")
+        if seats is not None and len(seats) != n_snakes:
+            raise ValueError(f"--seats gives {len(seats)} seats for positions of {n_snakes} snakes")
     if seats is not None:
         n_snakes = len(seats)
         if squad and n_snakes % 2:
@@ -98,8 +122,14 @@ def plan_games(*, n_players: int, games: int, seed: int, ruleset: str, map_name:
         line_up = rotate(base, turn_in_block, group) if n_snakes > 1 else base
         game_rng = random.Random(f"arena:{seed}:game:{g}")
         game_id = str(uuid.UUID(int=game_rng.getrandbits(128), version=4))
-        ids = tuple(f"snake-{i}-{game_id[:8]}" for i in range(len(line_up)))
-        squads = tuple(str(i // 2 + 1) for i in range(len(line_up))) if squad else None
+        position = positions[block % len(positions)] if positions else None
+        if position is None:
+            ids = tuple(f"snake-{i}-{game_id[:8]}" for i in range(len(line_up)))
+            squads = tuple(str(i // 2 + 1) for i in range(len(line_up))) if squad else None
+        else:
+            ids = tuple(str(s["id"]) for s in position["board"]["snakes"])
+            squads = tuple(str(s.get("squad", "")) for s in position["board"]["snakes"]) \
+                if squad else None
         specs.append(GameSpec(
             index=g, game_id=game_id, ruleset=ruleset, map=map_name, width=width,
             height=height, timeout=timeout, seats=tuple(line_up), snake_ids=ids,
@@ -107,5 +137,6 @@ def plan_games(*, n_players: int, games: int, seed: int, ruleset: str, map_name:
             strategy_seeds=tuple(game_rng.getrandbits(32) for _ in line_up),
             max_turns=max_turns, solo_target=solo_target, builtin_timeout=builtin_timeout,
             until_decided=until_decided,
+            position=json.dumps(position, separators=(",", ":")) if position else "",
         ))
     return specs

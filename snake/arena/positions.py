@@ -1,0 +1,132 @@
+"""Positions to play games from: ``python -m snake.arena.positions RECORD_OR_DIR ... -o FILE``.
+
+A *position* is a request body (``{game, turn, board, you}``, what the engine posts to
+``/move``); a positions file holds one per line. ``python -m snake.arena --positions FILE``
+plays its games from them instead of new set-ups: a position gives the board (snakes,
+health, food, hazards) and the turn; the run gives the game (ruleset and its settings, map,
+timeout). Game ``g`` starts from position ``g // snakes`` of the file (cycling through it),
+and the games of one position rotate the seats, so that every player plays every side of
+it; in 1v1, each position is played twice with the seats swapped, which is what makes a
+suite of positions a fair test: the side that the position favours is played by each
+player once.
+
+This command collects positions from game records (CLI ``--output`` files, the arena's
+``-o`` folders): from each record, the first turn with exactly ``--snakes`` snakes alive
+(2: the last duel of a four-snake game), and with ``--later N[,N...]`` also those ``N``
+turns later while the count holds. For example, the last duels of a run's games, to play
+them out again between two candidate searches:
+
+    python -m snake.arena.positions runs/four -o duels.jsonl
+    python -m snake.arena "A=search[style=space]" search --positions duels.jsonl -g 114
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from ..board import RequestError, game_to_wire, parse_request
+from .replay import ReplayError, read_replay, records_in
+
+
+class PositionError(ValueError):
+    """A positions file that cannot be played; ``str()`` names the file and line."""
+
+
+def load_positions(path: str | Path) -> list[dict[str, Any]]:
+    """The positions of a file, one request body per line (blank lines skipped), each
+    checked by :func:`snake.board.parse_request`. A body without ``you`` gets its first
+    snake. Raises :class:`PositionError` naming the line of the first bad one."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PositionError(f"{path}: {exc.strerror or exc}") from None
+    positions = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            body = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise PositionError(f"{where}: not JSON ({exc.msg})") from None
+        if not isinstance(body, dict):
+            raise PositionError(f"{where}: not a request body (a JSON object)")
+        board = body.get("board")
+        if isinstance(board, dict) and isinstance(board.get("snakes"), list) and board["snakes"]:
+            body.setdefault("you", board["snakes"][0])
+        try:
+            request = parse_request(body)
+        except RequestError as exc:
+            raise PositionError(f"{where}: {exc}") from None
+        if not request.state.board.living_snakes:
+            raise PositionError(f"{where}: no snake alive")
+        body["game"] = game_to_wire(request.state.game)    # the defaults filled in
+        positions.append(body)
+    if not positions:
+        raise PositionError(f"{path}: no positions")
+    return positions
+
+
+def positions_from_records(paths: Iterable[Path], snakes: int,
+                           later: Sequence[int] = ()) -> list[dict[str, Any]]:
+    """From each record, the first body with exactly ``snakes`` snakes alive, and those
+    ``later`` turns after it while the count holds; records in the order given."""
+    out = []
+    for path in paths:
+        first = None
+        for body in read_replay(path).turns:
+            alive = len(body["board"]["snakes"])
+            if first is None and alive == snakes:
+                first = body["turn"]
+            if first is not None:
+                if alive != snakes:
+                    break
+                if body["turn"] == first or body["turn"] - first in later:
+                    out.append(body)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m snake.arena.positions",
+                                description="Collect positions from game records, to play "
+                                            "games from (python -m snake.arena --positions).")
+    p.add_argument("records", nargs="+", type=Path, metavar="RECORD_OR_DIR",
+                   help="game records (CLI --output files) or folders of them")
+    p.add_argument("-o", "--output", type=Path, required=True, help="the positions file")
+    p.add_argument("--snakes", type=int, default=2,
+                   help="take the first turn with this many snakes alive (2)")
+    p.add_argument("--later", default="",
+                   help="also this many turns after it, while as many snakes live: N[,N...]")
+    args = p.parse_args(argv)
+    try:
+        later = [int(n) for n in args.later.split(",") if n.strip()]
+    except ValueError:
+        print(f"positions: error: --later {args.later!r}: expected N[,N...]", file=sys.stderr)
+        return 2
+    if args.snakes < 1 or any(n < 1 for n in later):
+        print("positions: error: --snakes and --later take numbers from 1", file=sys.stderr)
+        return 2
+    paths: list[Path] = []
+    for given in args.records:
+        paths.extend(records_in(given) if given.is_dir() else [given])
+    # the positions file itself, if written among the records, is not one of them
+    paths = [p for p in paths if p.resolve() != args.output.resolve()]
+    try:
+        bodies = positions_from_records(paths, args.snakes, later)
+    except (ReplayError, OSError) as exc:
+        print(f"positions: error: {exc}", file=sys.stderr)
+        return 2
+    args.output.write_text("".join(json.dumps(b, separators=(",", ":")) + "\n" for b in bodies),
+                           encoding="utf-8")
+    print(f"positions: {len(bodies)} from {len(paths)} records -> {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    from ..cli import run_main
+    run_main(main)

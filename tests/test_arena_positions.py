@@ -1,0 +1,135 @@
+"""Games played from positions: collecting them from records, playing them with the seats
+rotating, and the errors of a bad positions file."""
+
+import json
+
+import pytest
+
+from snake.arena.__main__ import main as arena
+from snake.arena.positions import main as positions
+from snake.arena.replay import read_replay
+from snake.board import state_to_request
+from snake.diagram import from_ascii
+
+from .test_arena import write_record
+
+#: C, in the corner, dies on the first move whatever it does; A and B play on.
+THREE = """
+    C c c . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . *
+    A a a . . . .
+    . . . . . . .
+    . . . . B b b
+"""
+
+#: A duel on 7x7 at turn 150: A is long, B short; food in the open.
+DUEL = """
+    . . . . . . .
+    . A a a a a .
+    . . . . . a .
+    . . . * . a .
+    . . . . . a .
+    . . . . . . .
+    . . . B b b .
+"""
+
+
+def write_positions(path, *drawings, turn=150, **kwargs):
+    lines = []
+    for drawing in drawings:
+        request = from_ascii(drawing, turn=turn, **kwargs)
+        lines.append(json.dumps(state_to_request(request.state, request.you.id)))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_positions_are_collected_where_the_count_of_snakes_is_reached(capsys, tmp_path):
+    """From a record in which C dies on the first move: the first turn with two snakes
+    alive (turn 11: the drawing is turn 10), and with --later 2 the body two turns on."""
+    write_record(tmp_path / "game-00001.jsonl", THREE,
+                 [{"A": "up", "B": "up", "C": "up"}, {"A": "right", "B": "up"},
+                  {"A": "right", "B": "up"}, {"A": "up", "B": "up"}])
+    out = tmp_path / "duels.jsonl"
+    assert positions([str(tmp_path), "-o", str(out), "--later", "2"]) == 0
+    assert "2 from 1 records" in capsys.readouterr().out
+    bodies = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [b["turn"] for b in bodies] == [11, 13]
+    assert [[s["id"] for s in b["board"]["snakes"]] for b in bodies] == [["A", "B"]] * 2
+    # three snakes: the record's first body; four: none
+    assert positions([str(tmp_path), "-o", str(out), "--snakes", "3"]) == 0
+    assert [json.loads(line)["turn"] for line in out.read_text().splitlines()] == [10]
+    assert positions([str(tmp_path), "-o", str(out), "--snakes", "4"]) == 0
+    assert out.read_text() == ""
+    capsys.readouterr()
+
+
+def test_a_position_is_played_from_its_board_with_the_seats_swapped(capsys, tmp_path):
+    """Two games from one duel: each starts at the position's turn with its snakes (ids,
+    bodies, health, food) as given, and the players swap sides between them; the run's
+    food settings, not the position's, spawn food."""
+    suite = write_positions(tmp_path / "suite.jsonl", DUEL, health={"A": 40, "B": 90})
+    out = tmp_path / "run"
+    code = arena(["floodfill", "random", "--positions", str(suite), "-g", "2", "--size", "7",
+                  "--parallel", "1", "-o", str(out), "--food-spawn-chance", "0", "--quiet"])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "from the 1 positions of" in text
+    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    assert sorted(tuple(g["seats"]) for g in games) == [("floodfill", "random"),
+                                                         ("random", "floodfill")]
+    drawn = from_ascii(DUEL, turn=150, health={"A": 40, "B": 90}).state
+    for record in sorted(out.glob("game-*.jsonl")):
+        replay = read_replay(record)
+        first = replay.turns[0]
+        assert first["turn"] == 150
+        assert [(s["id"], s["health"], s["body"]) for s in first["board"]["snakes"]] == [
+            (s.id, s.health, [{"x": p[0], "y": p[1]} for p in s.body]) for s in drawn.board.snakes]
+        assert first["board"]["food"] == [{"x": 3, "y": 3}]
+        assert replay.game["ruleset"]["settings"]["foodSpawnChance"] == 0
+        assert replay.turns[-1]["turn"] > 150
+
+
+def test_a_block_of_games_plays_each_position_in_turn(capsys, tmp_path):
+    """Four games from two positions: games 1-2 from the first, 3-4 from the second."""
+    other = DUEL.replace("*", ".")
+    suite = write_positions(tmp_path / "suite.jsonl", DUEL, other)
+    out = tmp_path / "run"
+    assert arena(["floodfill", "floodfill", "--positions", str(suite), "-g", "4", "--size", "7",
+                  "--parallel", "1", "-o", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    food = [read_replay(out / f"game-{i:05d}.jsonl").turns[0]["board"]["food"] for i in (1, 2, 3, 4)]
+    assert food == [[{"x": 3, "y": 3}], [{"x": 3, "y": 3}], [], []]
+
+
+@pytest.mark.parametrize("content, extra, message", [
+    ("{not json\n", [], "suite.jsonl:1: not JSON"),
+    ('{"game": {"id": "g"}, "turn": 3}\n', [], "suite.jsonl:1: board"),
+    ("", [], "no positions"),
+    (None, ["--size", "11"], "played on 11x11 (--size) but are 7x7"),
+    (None, ["--size", "7", "--snakes", "4"], "--snakes 4: the positions have 2 snakes alive"),
+    (None, ["--size", "7", "-r", "constrictor"], "include standard games; this run plays constrictor"),
+])
+def test_a_bad_positions_file_gets_a_clear_error(capsys, tmp_path, content, extra, message):
+    suite = tmp_path / "suite.jsonl"
+    if content is None:
+        write_positions(suite, DUEL)
+    else:
+        suite.write_text(content)
+    code = arena(["floodfill", "random", "--positions", str(suite), "-g", "2", "--parallel", "1",
+                  "--quiet", *extra])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "arena: error:" in err and message in err
+
+
+def test_positions_from_positions_of_different_sizes_are_refused(capsys, tmp_path):
+    """A file mixing duels and three-snake positions cannot be seated one way."""
+    suite = tmp_path / "suite.jsonl"
+    write_positions(suite, DUEL)
+    three = write_positions(tmp_path / "three.jsonl", THREE)
+    suite.write_text(suite.read_text() + three.read_text())
+    assert arena(["floodfill", "random", "--positions", str(suite), "--size", "7", "-g", "2",
+                  "--quiet"]) == 2
+    assert "different numbers of snakes alive (2, 3)" in capsys.readouterr().err
