@@ -634,6 +634,47 @@ def test_the_place_of_a_winner_a_survivor_and_a_draw(capsys, tmp_path, board, mo
         capsys.readouterr().out
 
 
+
+def test_the_tally_follows_the_last_duel(capsys, tmp_path):
+    """With three snakes, the games that came down to A and one other: in the first C falls
+    and A outlasts B (A and B both 3 long: level), in the second C falls and A and B fall
+    together (a drawn duel), in the third A falls first (no duel of its own). A ledger keeps
+    it; a line written before the tally looked for it is filled in from the record."""
+    from snake.arena.tally import main as tally
+    write_record(tmp_path / "game-00001.jsonl", THREE,
+                 [{"A": "up", "B": "up", "C": "left"}, {"A": "up", "B": "left"}], winner="A")
+    write_record(tmp_path / "game-00002.jsonl", AT_THE_TOP,
+                 [{"A": "up", "B": "up", "C": "left"}, {"A": "up", "B": "up"}], winner="", draw=True)
+    write_record(tmp_path / "game-00003.jsonl", THREE, {"A": "right", "B": "up", "C": "down"})
+    assert tally([str(tmp_path), "--player", "mine"]) == 0
+    out = capsys.readouterr().out
+    duel = [line for line in out.splitlines() if "its last duel" in line]
+    assert len(duel) == 1
+    assert duel[0].startswith("  its last duel (two snakes left, it one; recorded for 3 games): "
+                              "reached in 2, +1 =1 -0 (75% [")
+    assert "; longer at its start in 0; level or shorter in 2, +1 =1 -0 (75% [" in duel[0]
+    ledger = tmp_path / "ledger.jsonl"
+    assert tally([str(tmp_path), "--player", "mine", "--ledger", str(ledger)]) == 0
+    capsys.readouterr()
+    rows = [json.loads(line) for line in ledger.read_text().splitlines()]
+    assert sorted(map(str, (r["last_duel"] for r in rows))) == ["None", "[11, 3, 3]", "[11, 3, 3]"]
+    assert tally([str(ledger)]) == 0
+    assert capsys.readouterr().out == out
+    for row in rows:
+        del row["last_duel"]
+    ledger.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert tally([str(ledger)]) == 0
+    assert "its last duel" not in capsys.readouterr().out        # not looked for: not said
+    assert tally([str(tmp_path), "--player", "mine", "--ledger", str(ledger)]) == 0
+    assert "3 lines filled in" in capsys.readouterr().err
+    assert tally([str(ledger)]) == 0
+    assert capsys.readouterr().out == out
+    # a duel that is not (turn, own, other) is a bad line
+    rows[0]["last_duel"] = [11, 3]
+    (tmp_path / "bad.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    assert tally([str(tmp_path / "bad.jsonl")]) != 0
+
+
 def test_the_postmortem_looks_back_at_a_death(capsys, tmp_path):
     """A cornered snake's death: the post-mortem says how it died (by the rules); its last
     position had no safe move, so it was no choice and the summary says so."""

@@ -28,8 +28,9 @@ it died (its last turn replayed through :mod:`snake.rules` with the move its fro
 shows and the moves the others made: the elimination cause, and whether it was *trapped*,
 no move of its own living through those moves), the late and invalid answers of each side
 where the run recorded them per game (the arena's ``games.jsonl`` or ``results.json`` beside
-the records), and per ruleset, board size, number of snakes and opponents when they are
-mixed.
+the records), with more than two snakes its *last duel* (the games that came down to it and
+one other: how many, how they ended, apart by whether it began the duel longer), and per
+ruleset, board size, number of snakes and opponents when they are mixed.
 """
 
 from __future__ import annotations
@@ -83,6 +84,10 @@ class GameSummary:
     #: :func:`snake.arena.report.read_game_entries`); None: not recorded
     late: dict[str, int] | None = None
     invalid: dict[str, int] | None = None
+    #: with more than two snakes: the last duel (:func:`last_duel`) as (its first turn, own
+    #: length, the other's), None when the player was not one of the last two
+    last_duel: tuple[int, int, int] | None = None
+    duel_known: bool = False          # whether ``last_duel`` was looked for (older lines: no)
 
     @property
     def snakes(self) -> int:
@@ -116,6 +121,9 @@ class GameSummary:
         if self.late is None and other.late is not None:
             self.late, self.invalid = dict(other.late), dict(other.invalid or {})
             filled = True
+        if not self.duel_known and other.duel_known:
+            self.last_duel, self.duel_known = other.last_duel, True
+            filled = True
         return filled
 
     def missed_by(self, player: str) -> tuple[int, int]:
@@ -138,6 +146,8 @@ class GameSummary:
             row["length_at_end"] = list(self.length_at_end)
         if self.late is not None:
             row["late"], row["invalid"] = dict(self.late), dict(self.invalid or {})
+        if self.duel_known:
+            row["last_duel"] = list(self.last_duel) if self.last_duel is not None else None
         row["tag"] = self.tag
         return row
 
@@ -159,13 +169,17 @@ class GameSummary:
             if late is not None:
                 late = {str(k): int(v) for k, v in late.items()}
                 invalid = {str(k): int(v) for k, v in (invalid or {}).items()}
+            duel = row.get("last_duel")
+            if duel is not None:
+                turn, own, other = duel         # (a ValueError when it is not a triple)
+                duel = (int(turn), int(own), int(other))
             return str(row["player"]), cls(str(row["kind"]), row["outcome"], int(row["turns"]),
                                            bool(row["starved"]), length_at,
                                            str(row["game"]), str(row.get("tag", "")),
                                            int(row.get("seats", 1)), str(row.get("death", "")),
                                            bool(row.get("trapped", False)),
                                            None if row.get("place") is None else float(row["place"]),
-                                           end, late, invalid)
+                                           end, late, invalid, duel, "last_duel" in row)
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a ledger line ({exc!r})") from None
 
@@ -210,12 +224,30 @@ def summarise(path: Path, player: str | None,
     late = invalid = None
     if entry is not None and "timeouts" in entry:   # (older runs did not record them)
         late, invalid = dict(entry["timeouts"]), dict(entry.get("invalid", {}))
+    duel_known = seats == 1 and len(board["snakes"]) > 2
     return name, GameSummary(kind, outcome, replay.turns[-1]["turn"], starved, length_at,
                              replay.game.get("id", ""), seats=seats,
                              death=death.cause if death else "",
                              trapped=death.trapped if death else False,
                              place=place_of(replay, mine[0]) if len(mine) == 1 else None,
-                             length_at_end=length_at_end, late=late, invalid=invalid)
+                             length_at_end=length_at_end, late=late, invalid=invalid,
+                             last_duel=last_duel(replay, mine[0]) if duel_known else None,
+                             duel_known=duel_known)
+
+
+def last_duel(replay: Replay, snake_id: str) -> tuple[int, int, int] | None:
+    """A game of more than two snakes that came down to two with ``snake_id`` one of them:
+    (the first turn with two alive, its length then, the other's); None otherwise (it fell
+    earlier, or the last snakes fell together before two were left)."""
+    for turn in replay.turns:
+        snakes = turn["board"]["snakes"]
+        if len(snakes) == 2:
+            mine = [s for s in snakes if s["id"] == snake_id]
+            if not mine:
+                return None
+            other = next(s for s in snakes if s["id"] != snake_id)
+            return turn["turn"], mine[0]["length"], other["length"]
+    return None
 
 
 def place_of(replay: Replay, snake_id: str) -> float:
@@ -418,6 +450,7 @@ def report(name: str, games: list[GameSummary]) -> list[str]:
     if at_end:
         lines.append(f"  length on its last turn with another snake alive: {_lengths(at_end)} "
                      f"({len(at_end)} games)")
+    lines.extend(_duel_lines([g for g in games if g.duel_known]))
     known = [g.missed_by(name) for g in games if g.late is not None]
     if known:
         own = [n for n, _ in known if n]
@@ -426,6 +459,33 @@ def report(name: str, games: list[GameSummary]) -> list[str]:
                      f"games): its own {sum(own)} in {len(own)} games, the others' "
                      f"{sum(others)} in {len(others)} games")
     return lines
+
+
+def _duel_lines(games: list[GameSummary]) -> list[str]:
+    """How the games that came down to the player and one other ended: all of them, then
+    apart by whether it began the duel longer (a duel between equal searches is decided by
+    the position it starts from, and the lead is the part of that the tally can see)."""
+    duels = [g for g in games if g.last_duel is not None]
+    if not games:
+        return []
+    line = (f"  its last duel (two snakes left, it one; recorded for {len(games)} games): "
+            f"reached in {len(duels)}")
+    if duels:
+        line += f", {_duel_score(duels)}"
+        ahead = [g for g in duels if g.last_duel[1] > g.last_duel[2]]
+        behind = [g for g in duels if g.last_duel[1] <= g.last_duel[2]]
+        parts = [f"longer at its start in {len(ahead)}" + (f", {_duel_score(ahead)}" if ahead else ""),
+                 f"level or shorter in {len(behind)}" + (f", {_duel_score(behind)}" if behind else "")]
+        line += "; " + "; ".join(parts)
+    return [line]
+
+
+def _duel_score(games: list[GameSummary]) -> str:
+    counts = Counter(g.outcome for g in games)
+    score = Score(counts["win"], counts["draw"], counts["loss"])
+    lo, hi = score.interval
+    return (f"+{score.wins} ={score.draws} -{score.losses} ({score.fraction:.0%} "
+            f"[{lo:.0%}, {hi:.0%}])")
 
 
 def _lengths(pairs: list[tuple[str, tuple[int, float]]]) -> str:
