@@ -6,7 +6,7 @@ import json
 import pytest
 
 from snake.arena.__main__ import main as arena
-from snake.arena.positions import main as positions
+from snake.arena.positions import load_positions, main as positions
 from snake.arena.replay import read_replay
 from snake.board import state_to_request
 from snake.diagram import from_ascii
@@ -47,7 +47,8 @@ def write_positions(path, *drawings, turn=150, **kwargs):
 
 def test_positions_are_collected_where_the_count_of_snakes_is_reached(capsys, tmp_path):
     """From a record in which C dies on the first move: the first turn with two snakes
-    alive (turn 11: the drawing is turn 10), and with --later 2 the body two turns on."""
+    alive (turn 11: the drawing is turn 10), and with --later 2 the body two turns on. A
+    positions file written among the records is not read as one of them."""
     write_record(tmp_path / "game-00001.jsonl", THREE,
                  [{"A": "up", "B": "up", "C": "up"}, {"A": "right", "B": "up"},
                   {"A": "right", "B": "up"}, {"A": "up", "B": "up"}])
@@ -57,11 +58,20 @@ def test_positions_are_collected_where_the_count_of_snakes_is_reached(capsys, tm
     bodies = [json.loads(line) for line in out.read_text().splitlines()]
     assert [b["turn"] for b in bodies] == [11, 13]
     assert [[s["id"] for s in b["board"]["snakes"]] for b in bodies] == [["A", "B"]] * 2
-    # three snakes: the record's first body; four: none
-    assert positions([str(tmp_path), "-o", str(out), "--snakes", "3"]) == 0
-    assert [json.loads(line)["turn"] for line in out.read_text().splitlines()] == [10]
-    assert positions([str(tmp_path), "-o", str(out), "--snakes", "4"]) == 0
-    assert out.read_text() == ""
+    assert positions([str(tmp_path), "-o", str(out), "--later", "2"]) == 0   # again, over it
+    assert "2 from 1 records" in capsys.readouterr().out
+    # gzipped elsewhere, the same positions; three snakes: the record's first body; four: none
+    other = tmp_path / "other"
+    other.mkdir()
+    packed = other / "duels.jsonl.gz"
+    assert positions([str(tmp_path / "game-00001.jsonl"), "-o", str(packed), "--later", "2"]) == 0
+    assert load_positions(packed) == load_positions(out)
+    assert positions([str(tmp_path / "game-00001.jsonl"), "-o", str(other / "three.jsonl"),
+                      "--snakes", "3"]) == 0
+    assert [json.loads(line)["turn"] for line in (other / "three.jsonl").read_text().splitlines()] == [10]
+    assert positions([str(tmp_path / "game-00001.jsonl"), "-o", str(other / "four.jsonl"),
+                      "--snakes", "4"]) == 0
+    assert (other / "four.jsonl").read_text() == ""
     capsys.readouterr()
 
 
@@ -107,14 +117,17 @@ def test_a_block_of_games_plays_each_position_in_turn(capsys, tmp_path):
     ("{not json\n", [], "suite.jsonl:1: not JSON"),
     ('{"game": {"id": "g"}, "turn": 3}\n', [], "suite.jsonl:1: board"),
     ("", [], "no positions"),
+    (b"not gzip", [], "suite.jsonl.gz: Not a gzipped file"),
     (None, ["--size", "11"], "played on 11x11 (--size) but are 7x7"),
     (None, ["--size", "7", "--snakes", "4"], "--snakes 4: the positions have 2 snakes alive"),
     (None, ["--size", "7", "-r", "constrictor"], "include standard games; this run plays constrictor"),
 ])
 def test_a_bad_positions_file_gets_a_clear_error(capsys, tmp_path, content, extra, message):
-    suite = tmp_path / "suite.jsonl"
+    suite = tmp_path / ("suite.jsonl.gz" if isinstance(content, bytes) else "suite.jsonl")
     if content is None:
         write_positions(suite, DUEL)
+    elif isinstance(content, bytes):
+        suite.write_bytes(content)
     else:
         suite.write_text(content)
     code = arena(["floodfill", "random", "--positions", str(suite), "-g", "2", "--parallel", "1",

@@ -2,7 +2,7 @@
 
 A *position* is a request body (``{game, turn, board, you}``, what the engine posts to
 ``/move``); a positions file holds one per line. ``python -m snake.arena --positions FILE``
-plays its games from them instead of new set-ups: a position gives the board (snakes,
+(gzipped if its name ends in ``.gz``) plays its games from them instead of new set-ups: a position gives the board (snakes,
 health, food, hazards) and the turn; the run gives the game (ruleset and its settings, map,
 timeout). Game ``g`` starts from position ``g // snakes`` of the file (cycling through it),
 and the games of one position rotate the seats, so that every player plays every side of
@@ -23,6 +23,7 @@ them out again between two candidate searches:
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 from pathlib import Path
@@ -42,9 +43,13 @@ def load_positions(path: str | Path) -> list[dict[str, Any]]:
     snake. Raises :class:`PositionError` naming the line of the first bad one."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PositionError(f"{path}: {exc.strerror or exc}") from None
+        if path.suffix == ".gz":
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                text = f.read()
+        else:
+            text = path.read_text(encoding="utf-8")
+    except (OSError, EOFError) as exc:
+        raise PositionError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
     positions = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -97,7 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                             "games from (python -m snake.arena --positions).")
     p.add_argument("records", nargs="+", type=Path, metavar="RECORD_OR_DIR",
                    help="game records (CLI --output files) or folders of them")
-    p.add_argument("-o", "--output", type=Path, required=True, help="the positions file")
+    p.add_argument("-o", "--output", type=Path, required=True,
+                   help="the positions file (gzipped if its name ends in .gz)")
     p.add_argument("--snakes", type=int, default=2,
                    help="take the first turn with this many snakes alive (2)")
     p.add_argument("--later", default="",
@@ -121,8 +127,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ReplayError, OSError) as exc:
         print(f"positions: error: {exc}", file=sys.stderr)
         return 2
-    args.output.write_text("".join(json.dumps(b, separators=(",", ":")) + "\n" for b in bodies),
-                           encoding="utf-8")
+    text = "".join(json.dumps(b, separators=(",", ":")) + "\n" for b in bodies)
+    if args.output.suffix == ".gz":
+        with gzip.open(args.output, "wt", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        args.output.write_text(text, encoding="utf-8")
     print(f"positions: {len(bodies)} from {len(paths)} records -> {args.output}")
     return 0
 
