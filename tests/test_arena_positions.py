@@ -146,3 +146,17 @@ def test_positions_from_positions_of_different_sizes_are_refused(capsys, tmp_pat
     assert arena(["floodfill", "random", "--positions", str(suite), "--size", "7", "-g", "2",
                   "--quiet"]) == 2
     assert "different numbers of snakes alive (2, 3)" in capsys.readouterr().err
+
+
+def test_the_suite_of_last_duels_is_playable(capsys, tmp_path):
+    """The committed suite (docs/evidence) loads: 57 duels on 11x11 standard, each of two
+    living snakes; its first position plays out between two quick players."""
+    from pathlib import Path
+    suite = Path(__file__).resolve().parent.parent / "docs/evidence/last-duels-500.jsonl.gz"
+    loaded = load_positions(suite)
+    assert len(loaded) == 57
+    assert {(p["board"]["width"], p["board"]["height"], len(p["board"]["snakes"]),
+             p["game"]["ruleset"]["name"]) for p in loaded} == {(11, 11, 2, "standard")}
+    assert arena(["floodfill", "random", "--positions", str(suite), "-g", "2", "--parallel", "1",
+                  "--quiet"]) == 0
+    assert "from the 57 positions of" in capsys.readouterr().out
