@@ -85,3 +85,47 @@ def test_with_records_each_weight_moves_in_units_of_its_measurements_spread(tmp_
     expected = sum(gains(settings, p["k"])[1] / spreads * p["r"] / 2
                    * signs(settings["seed"], p["k"], tuned) for p in pairs)
     assert any(p["r"] for p in pairs) and np.allclose(state["w"], expected)
+
+
+#: Two duels on 7x7, to be played from (tune --positions).
+DUELS = ["""
+    . . . . . . .
+    . A a a a a .
+    . . . . . a .
+    . . . * . a .
+    . . . . . a .
+    . . . . . . .
+    . . . B b b .
+""", """
+    . . . . . . .
+    . . . . . . .
+    . A a a . . .
+    . . . a . * .
+    . . . . . . .
+    . B b b b . .
+    . . . . . . .
+"""]
+
+
+def test_with_positions_pair_k_is_played_from_duel_k(tmp_path, capsys):
+    from snake.board import state_to_request
+    from snake.diagram import from_ascii
+    suite = tmp_path / "duels.jsonl"
+    lines = []
+    for drawing, turn in zip(DUELS, (150, 300)):
+        request = from_ascii(drawing, turn=turn)
+        lines.append(json.dumps(state_to_request(request.state, "A")))
+    suite.write_text("\n".join(lines) + "\n")
+    folder = tmp_path / "tune"
+    argv = ["--dir", str(folder), "--nodes", "150", "--size", "7", "--max-turns", "1000",
+            "--workers", "1", "-q", "--positions", str(suite)]
+    assert main(argv + ["--iterations", "3"]) == 0
+    assert f"--positions {suite} -g 4" in capsys.readouterr().out
+    state = json.loads((folder / "tune.json").read_text())
+    assert state["settings"]["positions"] == str(suite)
+    first_turns = [150, 300, 150]                       # pair k from duel k % 2
+    for pair, start in zip(state["iterations"], first_turns):
+        assert all(t > start for t in pair["turns"])
+    assert main(["--dir", str(tmp_path / "other"), "--size", "11", "--iterations", "1",
+                 "--positions", str(suite), "-q"]) == 2
+    assert "positions of 7x7, not 11x11" in capsys.readouterr().err

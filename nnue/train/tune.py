@@ -1,7 +1,8 @@
 """Tune a value head's weights by the results of games played with them (SPSA).
 
     python -m nnue.train.tune --dir runs/tune --iterations 1000 [--nodes 10000]
-        [--records DIR...] [--without NAME...] [--c 0.1] [--step 0.02] [--workers 2] [--seed 1]
+        [--records DIR...] [--positions FILE] [--without NAME...] [--c 0.1] [--step 0.02]
+        [--workers 2] [--seed 1]
 
 A head fitted to results or to search scores (:mod:`nnue.train.value_head`) learns what
 goes with winning in games played well, and that has not yet made a better search
@@ -25,7 +26,10 @@ head's points minus the minus head's over the pair (-2 to 2; a win 1, a draw 1/2
 gains fall as Spall's do: ``c_k = c / (k + 1) ** 0.101`` and
 ``step_k = step * ((A + 1) / (A + k + 1)) ** 0.602``, ``A`` a tenth of the first run's
 ``--iterations``. ``--workers`` iterations are played at a time from the same ``w`` (their
-moves added), as distributed tuners do. With ``--records DIR...``, weight ``i`` is
+moves added), as distributed tuners do. With ``--positions FILE`` (duels,
+:mod:`snake.arena.positions`) pair ``k`` starts from position ``k`` of the file (cycling)
+instead of a new start: the weights then move towards what wins those positions (the last
+duels of four-snake games, say). With ``--records DIR...``, weight ``i`` is
 perturbed by ``c_k / s_i`` and moved by ``step_k / s_i``, ``s_i`` its measurement's standard
 deviation over the duel positions of those records (every fourth turn; at least
 :data:`MIN_SPREAD`): as if every input were standardised, so that each weight changes the
@@ -99,9 +103,11 @@ def play_pair(task: tuple) -> dict[str, Any]:
         players = parse_players([f"plus=search[value_head={files[0]},{player_options(settings)}]",
                                  f"minus=search[value_head={files[1]},{player_options(settings)}]"])
         width, height = settings["size"]
+        suite = suite_positions(settings["positions"]) if settings.get("positions") else None
         specs = plan_games(n_players=2, games=2, seed=settings["seed"] * 1_000_003 + k,
                            ruleset="standard", map_name="standard", width=width, height=height,
-                           timeout=500, n_snakes=2, max_turns=settings["max_turns"])
+                           timeout=500, n_snakes=2, max_turns=settings["max_turns"],
+                           positions=[suite[k % len(suite)]] if suite else None)
         t0 = time.monotonic()
         results, turns, r = [], [], 0.0
         for spec in specs:
@@ -114,6 +120,23 @@ def play_pair(task: tuple) -> dict[str, Any]:
             path.unlink(missing_ok=True)
     return {"k": k, "r": r, "results": results, "turns": turns,
             "seconds": round(time.monotonic() - t0, 2)}
+
+
+_SUITES: dict[str, list[dict[str, Any]]] = {}
+
+
+def suite_positions(path: str) -> list[dict[str, Any]]:
+    """The duels of a positions file (:mod:`snake.arena.positions`), read once per process;
+    ``ValueError`` (the file's line) for one that is not a suite of 11x11-or-``--size`` duels."""
+    if path not in _SUITES:
+        from snake.arena.positions import load_positions
+
+        loaded = load_positions(path)
+        if any(len(p["board"]["snakes"]) != 2 for p in loaded):
+            raise ValueError(f"--positions {path}: a tuning plays duels; some positions have "
+                             "other than two snakes alive")
+        _SUITES[path] = loaded
+    return _SUITES[path]
 
 
 def player_options(settings: dict[str, Any]) -> str:
@@ -231,6 +254,14 @@ def run(args: argparse.Namespace) -> Tuning:
                 "max_turns": args.max_turns,
                 "stability": args.stability if args.stability is not None
                 else max(1, args.iterations // 10)}
+    if args.positions is not None:
+        settings["positions"] = str(args.positions)
+        sizes = {(p["board"]["width"], p["board"]["height"])
+                 for p in suite_positions(settings["positions"])}
+        if sizes != {tuple(args.size)}:
+            raise ValueError(f"--positions {args.positions}: positions of "
+                             + ", ".join(f"{w}x{h}" for w, h in sorted(sizes))
+                             + f", not {args.size[0]}x{args.size[1]} (--size)")
     if (folder / "tune.json").exists():
         kept = json.loads((folder / "tune.json").read_text())["settings"]
         if args.stability is None:
@@ -281,6 +312,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="game records whose duel positions give each measurement's spread")
     p.add_argument("--stability", type=int,
                    help="Spall's A (a tenth of the first run's --iterations)")
+    p.add_argument("--positions", metavar="FILE",
+                   help="play pair k from duel k of this positions file (cycling; "
+                        "python -m snake.arena.positions) instead of a new start")
     p.add_argument("--style", default="default", choices=sorted(STYLES),
                    help="the board-control style the head corrects (default)")
     p.add_argument("--size", type=parse_size, default=(11, 11), help="board size (11)")
@@ -315,6 +349,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"wrote {head}; screen it with:\n  python -m snake.arena "
           f"\"tuned=search[value_head={head},{options}]\" \"base=search[{options}]\" "
           f"--size {width}x{height} -g 100 -p 1 --seed 301")
+    if tuning.settings.get("positions"):
+        print(f"  (and from its positions: the same with --positions {tuning.settings['positions']} "
+              f"-g {2 * len(suite_positions(tuning.settings['positions']))})")
     return 0
 
 
