@@ -90,15 +90,55 @@ def test_a_position_is_played_from_its_board_with_the_seats_swapped(capsys, tmp_
     assert sorted(tuple(g["seats"]) for g in games) == [("floodfill", "random"),
                                                          ("random", "floodfill")]
     drawn = from_ascii(DUEL, turn=150, health={"A": 40, "B": 90}).state
+    sides = []
     for record in sorted(out.glob("game-*.jsonl")):
         replay = read_replay(record)
         first = replay.turns[0]
+        sides.append({s["id"]: s["name"] for s in first["board"]["snakes"]})
         assert first["turn"] == 150
         assert [(s["id"], s["health"], s["body"]) for s in first["board"]["snakes"]] == [
             (s.id, s.health, [{"x": p[0], "y": p[1]} for p in s.body]) for s in drawn.board.snakes]
         assert first["board"]["food"] == [{"x": 3, "y": 3}]
         assert replay.game["ruleset"]["settings"]["foodSpawnChance"] == 0
         assert replay.turns[-1]["turn"] > 150
+    # each player played each side: A (and B) by floodfill in one game, by random in the other
+    assert sides == [{"A": "floodfill", "B": "random"}, {"A": "random", "B": "floodfill"}]
+
+
+def test_every_opponent_meets_every_position(capsys, tmp_path):
+    """With three players in 1v1, the first player meets each of the two others on each
+    position (the positions do not lock to the cycle of opponents)."""
+    suite = write_positions(tmp_path / "suite.jsonl", DUEL, DUEL.replace("*", "."))
+    out = tmp_path / "run"
+    assert arena(["floodfill", "random", "floodfill", "--positions", str(suite), "-g", "8",
+                  "--size", "7", "--parallel", "1", "-o", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    met = set()
+    for record in sorted(out.glob("game-*.jsonl")):
+        first = read_replay(record).turns[0]
+        names = sorted(s["name"] for s in first["board"]["snakes"])
+        met.add((tuple(names), len(first["board"]["food"])))
+    assert met == {(("floodfill", "random"), 1), (("floodfill", "random"), 0),
+                   (("floodfill", "floodfill#2"), 1), (("floodfill", "floodfill#2"), 0)}
+
+
+def test_a_snake_without_an_answer_keeps_going_the_way_it_went(capsys, tmp_path):
+    """From a position, the move repeated for a snake that gives none is its last one (as
+    the head and neck show: A came from the right, so it goes on left), not ``up``."""
+    from snake.arena.match import play_game
+    from snake.arena.players import parse_players
+    from snake.arena.schedule import plan_games
+    suite = write_positions(tmp_path / "suite.jsonl", DUEL)
+    from snake.arena.positions import load_positions as load
+    spec = plan_games(n_players=2, games=1, seed=0, ruleset="standard", map_name="standard",
+                      width=7, height=7, timeout=1, n_snakes=2, max_turns=152,
+                      builtin_timeout=True, positions=load(suite))[0]
+    slow = parse_players(["search[max_nodes=100000,think_ms=600000]", "floodfill"])
+    result = play_game(spec, slow, replay_dir=tmp_path)
+    replay = read_replay(result.replay_path)
+    assert result.timing[0].timeouts >= 1
+    heads = [next(s["head"] for s in t["board"]["snakes"] if s["id"] == "A") for t in replay.turns[:2]]
+    assert heads == [{"x": 1, "y": 5}, {"x": 0, "y": 5}]
 
 
 def test_a_block_of_games_plays_each_position_in_turn(capsys, tmp_path):
@@ -117,15 +157,29 @@ def test_a_block_of_games_plays_each_position_in_turn(capsys, tmp_path):
     ("{not json\n", [], "suite.jsonl:1: not JSON"),
     ('{"game": {"id": "g"}, "turn": 3}\n', [], "suite.jsonl:1: board"),
     ("", [], "no positions"),
-    (b"not gzip", [], "suite.jsonl.gz: Not a gzipped file"),
+    (b"not gzip", [], "suite.jsonl.gz: cannot be read (Not a gzipped file"),
+    ("corrupt", [], "suite.jsonl.gz: cannot be read ("),
+    (None, ["--size", "7", "--max-turns", "150"], "a position at turn 150 is past the turn "
+                                                  "games stop at (150: --max-turns)"),
+    (None, ["--size", "7", "--map", "empty"], "on the map standard; this run plays empty (--map)"),
+    (None, ["--size", "7", "-r", "squad"], "not played in squad mode"),
     (None, ["--size", "11"], "played on 11x11 (--size) but are 7x7"),
     (None, ["--size", "7", "--snakes", "4"], "--snakes 4: the positions have 2 snakes alive"),
     (None, ["--size", "7", "-r", "constrictor"], "include standard games; this run plays constrictor"),
 ])
 def test_a_bad_positions_file_gets_a_clear_error(capsys, tmp_path, content, extra, message):
-    suite = tmp_path / ("suite.jsonl.gz" if isinstance(content, bytes) else "suite.jsonl")
+    packed = isinstance(content, bytes) or content == "corrupt"
+    suite = tmp_path / ("suite.jsonl.gz" if packed else "suite.jsonl")
     if content is None:
         write_positions(suite, DUEL)
+    elif content == "corrupt":
+        # a gzipped suite damaged in the middle of its stream (a bad distance code)
+        import gzip
+        write_positions(tmp_path / "plain.jsonl", DUEL, DUEL.replace("*", "."))
+        data = bytearray(gzip.compress((tmp_path / "plain.jsonl").read_bytes()))
+        for i in range(20, len(data) - 8):
+            data[i] ^= 0xFF
+        suite.write_bytes(bytes(data))
     elif isinstance(content, bytes):
         suite.write_bytes(content)
     else:

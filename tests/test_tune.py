@@ -128,4 +128,4 @@ def test_with_positions_pair_k_is_played_from_duel_k(tmp_path, capsys):
         assert all(t > start for t in pair["turns"])
     assert main(["--dir", str(tmp_path / "other"), "--size", "11", "--iterations", "1",
                  "--positions", str(suite), "-q"]) == 2
-    assert "positions of 7x7, not 11x11" in capsys.readouterr().err
+    assert "are played on 11x11 (--size) but are 7x7" in capsys.readouterr().err

@@ -135,6 +135,9 @@ def suite_positions(path: str) -> list[dict[str, Any]]:
         if any(len(p["board"]["snakes"]) != 2 for p in loaded):
             raise ValueError(f"--positions {path}: a tuning plays duels; some positions have "
                              "other than two snakes alive")
+        if any(p["game"]["ruleset"]["name"] != "standard" for p in loaded):
+            raise ValueError(f"--positions {path}: a tuning plays standard games; some "
+                             "positions are of another ruleset")
         _SUITES[path] = loaded
     return _SUITES[path]
 
@@ -255,13 +258,16 @@ def run(args: argparse.Namespace) -> Tuning:
                 "stability": args.stability if args.stability is not None
                 else max(1, args.iterations // 10)}
     if args.positions is not None:
+        from snake.arena.schedule import plan_games
+
         settings["positions"] = str(args.positions)
-        sizes = {(p["board"]["width"], p["board"]["height"])
-                 for p in suite_positions(settings["positions"])}
-        if sizes != {tuple(args.size)}:
-            raise ValueError(f"--positions {args.positions}: positions of "
-                             + ", ".join(f"{w}x{h}" for w, h in sorted(sizes))
-                             + f", not {args.size[0]}x{args.size[1]} (--size)")
+        suite = suite_positions(settings["positions"])
+        try:        # the checks a pair's games would make, before any is played
+            plan_games(n_players=2, games=2, seed=0, ruleset="standard", map_name="standard",
+                       width=args.size[0], height=args.size[1], timeout=500, n_snakes=2,
+                       max_turns=args.max_turns, positions=suite)
+        except ValueError as exc:
+            raise ValueError(f"--positions {args.positions}: {exc}") from None
     if (folder / "tune.json").exists():
         kept = json.loads((folder / "tune.json").read_text())["settings"]
         if args.stability is None:

@@ -88,7 +88,7 @@ def play_game(spec: GameSpec, players: Sequence[PlayerSpec], *, network: Any = N
     """Play one game to its end and score it. ``network`` is the built-in players'
     network, ``networks`` those of players with a file of their own (by file)."""
     networks = networks or {}
-    from ..rules import is_game_over, play_turn
+    from ..rules import default_move, is_game_over, play_turn
     from ..setup import make_ruleset, new_game
 
     setup_rng = random.Random(spec.setup_seed)
@@ -115,7 +115,9 @@ def play_game(spec: GameSpec, players: Sequence[PlayerSpec], *, network: Any = N
                             networks.get(players[spec.seats[i]].weights, network))
              for i, sid in enumerate(ids)}
     timing = {p: Timing() for p in set(spec.seats)}
-    last_move = {sid: "up" for sid in ids}
+    # what the engine repeats for a snake without an answer: its last move, as its head and
+    # neck show it (``up`` for the stacked bodies of turn 0)
+    last_move = {s.id: default_move(s) for s in state.board.snakes}
     game = game_object(state)
     replay = Replay(game) if replay_dir is not None else None
     you_id = ids[spec.seats.index(0)] if 0 in spec.seats else ids[0]

@@ -3,12 +3,15 @@
 A *position* is a request body (``{game, turn, board, you}``, what the engine posts to
 ``/move``); a positions file holds one per line. ``python -m snake.arena --positions FILE``
 (gzipped if its name ends in ``.gz``) plays its games from them instead of new set-ups: a position gives the board (snakes,
-health, food, hazards) and the turn; the run gives the game (ruleset and its settings, map,
-timeout). Game ``g`` starts from position ``g // snakes`` of the file (cycling through it),
-and the games of one position rotate the seats, so that every player plays every side of
-it; in 1v1, each position is played twice with the seats swapped, which is what makes a
-suite of positions a fair test: the side that the position favours is played by each
-player once.
+health, food, hazards) and the turn; the run gives the game's settings and timeout (its
+ruleset and map must be the positions'). The games of one position rotate the seats, so
+that every player plays every side of it, and every line-up of opponents plays a position
+before the next is taken (cycling through the file); in 1v1 between two players, game
+``g`` starts from position ``g // 2``, played twice with the seats swapped, which is what
+makes a suite of positions a fair test: the side that the position favours is played by
+each player once (so play a multiple of twice the positions). Turns count on from the
+position's: ``--max-turns`` and the game lengths the arena and the tally report are turns
+of the whole game.
 
 This command collects positions from game records (CLI ``--output`` files, the arena's
 ``-o`` folders): from each record, the first turn with exactly ``--snakes`` snakes alive
@@ -26,11 +29,12 @@ import argparse
 import gzip
 import json
 import sys
+import zlib
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..board import RequestError, game_to_wire, parse_request
-from .replay import ReplayError, read_replay, records_in
+from .replay import read_replay, records_in
 
 
 class PositionError(ValueError):
@@ -48,8 +52,8 @@ def load_positions(path: str | Path) -> list[dict[str, Any]]:
                 text = f.read()
         else:
             text = path.read_text(encoding="utf-8")
-    except (OSError, EOFError) as exc:
-        raise PositionError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
+        raise PositionError(f"{path}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
     positions = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -68,8 +72,14 @@ def load_positions(path: str | Path) -> list[dict[str, Any]]:
             request = parse_request(body)
         except RequestError as exc:
             raise PositionError(f"{where}: {exc}") from None
-        if not request.state.board.living_snakes:
-            raise PositionError(f"{where}: no snake alive")
+        board = request.state.board
+        if not board.snakes:
+            raise PositionError(f"{where}: no snake on the board")
+        for snake in board.snakes:
+            if snake.health < 1 or not all(0 <= x < board.width and 0 <= y < board.height
+                                           for x, y in snake.body):
+                raise PositionError(f"{where}: snake {snake.id!r} is not alive on the board "
+                                    "(health below 1, or a segment off the board)")
         body["game"] = game_to_wire(request.state.game)    # the defaults filled in
         positions.append(body)
     if not positions:
@@ -124,15 +134,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     paths = [p for p in paths if p.resolve() != args.output.resolve()]
     try:
         bodies = positions_from_records(paths, args.snakes, later)
-    except (ReplayError, OSError) as exc:
+        text = "".join(json.dumps(b, separators=(",", ":")) + "\n" for b in bodies)
+        if args.output.suffix == ".gz":
+            with gzip.open(args.output, "wt", encoding="utf-8") as f:
+                f.write(text)
+        else:
+            args.output.write_text(text, encoding="utf-8")
+    except (ValueError, OSError) as exc:     # a bad record (ReplayError, not text) or file
         print(f"positions: error: {exc}", file=sys.stderr)
         return 2
-    text = "".join(json.dumps(b, separators=(",", ":")) + "\n" for b in bodies)
-    if args.output.suffix == ".gz":
-        with gzip.open(args.output, "wt", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        args.output.write_text(text, encoding="utf-8")
     print(f"positions: {len(bodies)} from {len(paths)} records -> {args.output}")
     return 0
 

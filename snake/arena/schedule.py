@@ -13,7 +13,8 @@ squads in squad mode). The games of a block share their set-up seed — the same
 squares and starting food — and rotate the seat list by one group per game, so every
 player starts from every start square of the block once. A run from positions
 (``--positions``, :mod:`snake.arena.positions`) plays one position per block instead of a
-set-up, its snakes (ids, bodies, health) in the seats. Squads are consecutive pairs of
+set-up, its snakes (ids, bodies, health) in the seats, every line-up of opponents taking
+each position before the next. Squads are consecutive pairs of
 seats: seats 0–1 form squad 1, seats 2–3 squad 2, and so on.
 
 Seeds. Everything random in game ``g`` comes from ``random.Random`` seeded with strings
@@ -83,11 +84,15 @@ def plan_games(*, n_players: int, games: int, seed: int, ruleset: str, map_name:
                until_decided: bool = False,
                positions: Sequence[dict] | None = None) -> list[GameSpec]:
     """The specs of all games of a run, in order. With ``positions`` (request bodies,
-    :mod:`snake.arena.positions`) block ``b`` of games starts from position ``b`` (cycling),
-    its snakes in the seats; they must all be of the run's board size, with as many snakes
-    alive (``n_snakes`` is then theirs)."""
+    :mod:`snake.arena.positions`) each block of games starts from a position, its snakes in
+    the seats, each position taken by every line-up of opponents in turn (cycling through
+    the positions); they must all be of the run's ruleset (not squad), map and board size,
+    before ``max_turns``, with as many snakes alive (``n_snakes`` is then theirs)."""
     squad = ruleset == "squad"
     group = 2 if squad else 1
+    if positions and squad:
+        raise ValueError("games from positions are not played in squad mode (its seats pair "
+                         "snakes by seat, a position's squads by its own order)")
     if positions:
         counts = {len(p["board"]["snakes"]) for p in positions}
         sizes = {(p["board"]["width"], p["board"]["height"]) for p in positions}
@@ -102,6 +107,14 @@ def plan_games(*, n_players: int, games: int, seed: int, ruleset: str, map_name:
         if rulesets:
             raise ValueError(f"the positions include {', '.join(sorted(rulesets))} games; "
                              f"this run plays {ruleset} (--ruleset)")
+        maps = {str(p["game"]["map"]) for p in positions} - {map_name}
+        if maps:
+            raise ValueError(f"the positions include games on the map {', '.join(sorted(maps))}; "
+                             f"this run plays {map_name} (--map)")
+        late = [p["turn"] for p in positions if max_turns and p["turn"] >= max_turns]
+        if late:
+            raise ValueError(f"a position at turn {max(late)} is past the turn games stop at "
+                             f"({max_turns}: --max-turns)")
         if seats is not None and len(seats) != n_snakes:
             raise ValueError(f"--seats gives {len(seats)} seats for positions of {n_snakes} snakes")
     if seats is not None:
@@ -109,6 +122,15 @@ def plan_games(*, n_players: int, games: int, seed: int, ruleset: str, map_name:
         if squad and n_snakes % 2:
             raise ValueError("squad games need an even number of seats (squads of two)")
     groups = max(1, n_snakes // group)
+    # With positions, each position is played by every line-up of the cycle of opponents
+    # (or in solo by every player) before the next one, so that no player meets some
+    # positions only.
+    if seats is not None:
+        cycle = 1
+    elif n_snakes == 1:
+        cycle = n_players
+    else:
+        cycle = max(1, n_players - 1)
     specs = []
     for g in range(games):
         block, turn_in_block = divmod(g, groups)
@@ -120,9 +142,10 @@ def plan_games(*, n_players: int, games: int, seed: int, ruleset: str, map_name:
             if n_snakes == 1:
                 base = [g % n_players]
         line_up = rotate(base, turn_in_block, group) if n_snakes > 1 else base
+        position = positions[block // cycle % len(positions)] if positions else None
+        position_text = json.dumps(position, separators=(",", ":")) if position else ""
         game_rng = random.Random(f"arena:{seed}:game:{g}")
         game_id = str(uuid.UUID(int=game_rng.getrandbits(128), version=4))
-        position = positions[block % len(positions)] if positions else None
         if position is None:
             ids = tuple(f"snake-{i}-{game_id[:8]}" for i in range(len(line_up)))
             squads = tuple(str(i // 2 + 1) for i in range(len(line_up))) if squad else None
@@ -137,6 +160,6 @@ def plan_games(*, n_players: int, games: int, seed: int, ruleset: str, map_name:
             strategy_seeds=tuple(game_rng.getrandbits(32) for _ in line_up),
             max_turns=max_turns, solo_target=solo_target, builtin_timeout=builtin_timeout,
             until_decided=until_decided,
-            position=json.dumps(position, separators=(",", ":")) if position else "",
+            position=position_text,
         ))
     return specs
