@@ -127,7 +127,8 @@ _SUITES: dict[str, list[dict[str, Any]]] = {}
 
 def suite_positions(path: str) -> list[dict[str, Any]]:
     """The duels of a positions file (:mod:`snake.arena.positions`), read once per process;
-    ``ValueError`` (the file's line) for one that is not a suite of 11x11-or-``--size`` duels."""
+    ``ValueError`` naming the file (and its line) for one that cannot be read, or that holds
+    other than standard duels (the board size and turns are checked by :func:`run`)."""
     if path not in _SUITES:
         from snake.arena.positions import load_positions
 
