@@ -28,16 +28,17 @@ def table_row(out, label):
     raise AssertionError(f"no row for {label} in\n{out}")
 
 
-def write_record(path, board, moves, winner="B", draw=False):
+def write_record(path, board, moves, winner="B", draw=False, health=None):
     """A game record of ``board`` (ASCII, snake A is ``you``, named "mine", the others
-    "theirs") and the turns played from it with ``moves`` (snake: move; a list of them for
-    several turns); returns the last state."""
+    "theirs"; ``health`` by snake letter, as :func:`snake.diagram.from_ascii` takes it) and
+    the turns played from it with ``moves`` (snake: move; a list of them for several turns);
+    returns the last state."""
     import random as random_module
 
     from snake.arena.replay import Replay, SnakeLook, game_object, request_body, result_line, write_replay
     from snake.diagram import from_ascii
     from snake.rules import play_turn
-    state = from_ascii(board).state
+    state = (from_ascii(board) if health is None else from_ascii(board, health=health)).state
     looks = {s.id: SnakeLook("mine" if s.id == "A" else "theirs") for s in state.board.snakes}
     replay = Replay(game_object(state))
     replay.turns.append(request_body(state, "A", looks))
@@ -470,6 +471,45 @@ def test_the_tally_says_how_the_snake_died(capsys, tmp_path, move, cause, trappe
     assert tally([str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert f"how it died, by the rules: {cause} 1; trapped (no move of its own lived) in 1 of 1" in out
+
+
+def test_the_tally_counts_deaths_at_low_health_whatever_the_cause(capsys, tmp_path):
+    """A snake cornered at health 6 died of a collision, not of starvation, but on its way
+    to food as much as a starving one: the tally says how many deaths began their turn at
+    health 10 or less, beside the deaths by starvation (health 1). A ledger keeps the
+    health, and a line written before it knew the health is filled in from the record."""
+    from snake.arena.tally import main as tally
+    write_record(tmp_path / "game-00001.jsonl", CORNERED, {"A": "up", "B": "down"},
+                 health={"A": 6, "B": 90})
+    write_record(tmp_path / "game-00002.jsonl", CORNERED, {"A": "down", "B": "down"},
+                 health={"A": 11, "B": 90})
+    write_record(tmp_path / "game-00003.jsonl", B_CORNERED, {"A": "right", "B": "down"},
+                 winner="A", health={"A": 3, "B": 90})      # a win: no death to count
+    assert tally([str(tmp_path), "--player", "mine"]) == 0
+    out = capsys.readouterr().out
+    assert "its deaths by starvation (health 1 on its last turn): 0 of 2" in out
+    assert "its deaths with health 10 or less on its last turn, whatever the cause: 1 of 2\n" in out
+    ledger = tmp_path / "ledger.jsonl"
+    assert tally([str(tmp_path), "--player", "mine", "--ledger", str(ledger)]) == 0
+    capsys.readouterr()
+    rows = [json.loads(line) for line in ledger.read_text().splitlines()]
+    assert sorted(r.get("health_at_death", -1) for r in rows) == [-1, 6, 11]
+    assert tally([str(ledger)]) == 0
+    assert capsys.readouterr().out == out
+    # older lines: no health; with one death's health known the line says so
+    for r in rows:
+        if r.get("health_at_death") != 6:
+            r.pop("health_at_death", None)
+    old = tmp_path / "old.jsonl"
+    old.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert tally([str(old)]) == 0
+    assert ("its deaths with health 10 or less on its last turn, whatever the cause: 1 of 1 "
+            "(health known in 1 of 2 deaths)") in capsys.readouterr().out
+    # the records given to the old ledger fill the health in
+    assert tally([str(tmp_path), "--player", "mine", "--ledger", str(old)]) == 0
+    assert "0 games added to" in capsys.readouterr().err
+    assert tally([str(old)]) == 0
+    assert capsys.readouterr().out == out
 
 
 #: B cornered at the top row by A, the longer: B dies whatever it does.

@@ -23,7 +23,9 @@ first place, and the mean place (:func:`place_of`; 1 is first) is printed with i
 interval: it uses every game's order, not only who won, so it tells players apart in fewer
 games. Also: game length, the player's length at turns 50, 100, 200 and 300 and on its last
 turn with another snake alive, beside the mean of the others' (and apart in wins and in
-losses), how many of its deaths came with health 1 on its last turn (starvation), how
+losses), how many of its deaths came with health 1 on its last turn (starvation) and how
+many with :data:`HUNGRY_DEATH` or less (whatever the cause: a snake cornered on its way to
+food at health 6 died of hunger as much as one that starved), how
 it died (its last turn replayed through :mod:`snake.rules` with the move its frozen body
 shows and the moves the others made: the elimination cause, and whether it was *trapped*,
 no move of its own living through those moves), the late and invalid answers of each side
@@ -59,6 +61,8 @@ _CONTENT_TURNS = (50, 100)
 
 #: Outcomes a summary may hold.
 OUTCOMES = ("win", "draw", "loss")
+#: A death on a turn begun with this health or less is reported as a hungry one.
+HUNGRY_DEATH = 10
 #: How a kind says the number of snakes.
 _SNAKES = re.compile(r", (\d+) snakes")
 
@@ -88,6 +92,8 @@ class GameSummary:
     #: length, the other's), None when the player was not one of the last two
     last_duel: tuple[int, int, int] | None = None
     duel_known: bool = False          # whether ``last_duel`` was looked for (older lines: no)
+    #: its health on its last turn alive, when it died (None: it lived, or older lines)
+    health_at_death: int | None = None
 
     @property
     def snakes(self) -> int:
@@ -124,6 +130,9 @@ class GameSummary:
         if not self.duel_known and other.duel_known:
             self.last_duel, self.duel_known = other.last_duel, True
             filled = True
+        if self.health_at_death is None and other.health_at_death is not None:
+            self.health_at_death = other.health_at_death
+            filled = True
         return filled
 
     def missed_by(self, player: str) -> tuple[int, int]:
@@ -148,6 +157,8 @@ class GameSummary:
             row["late"], row["invalid"] = dict(self.late), dict(self.invalid or {})
         if self.duel_known:
             row["last_duel"] = list(self.last_duel) if self.last_duel is not None else None
+        if self.health_at_death is not None:
+            row["health_at_death"] = self.health_at_death
         row["tag"] = self.tag
         return row
 
@@ -173,13 +184,15 @@ class GameSummary:
             if duel is not None:
                 turn, own, other = duel         # (a ValueError when it is not a triple)
                 duel = (int(turn), int(own), int(other))
+            health = row.get("health_at_death")
             return str(row["player"]), cls(str(row["kind"]), row["outcome"], int(row["turns"]),
                                            bool(row["starved"]), length_at,
                                            str(row["game"]), str(row.get("tag", "")),
                                            int(row.get("seats", 1)), str(row.get("death", "")),
                                            bool(row.get("trapped", False)),
                                            None if row.get("place") is None else float(row["place"]),
-                                           end, late, invalid, duel, "last_duel" in row)
+                                           end, late, invalid, duel, "last_duel" in row,
+                                           None if health is None else int(health))
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a ledger line ({exc!r})") from None
 
@@ -215,8 +228,8 @@ def summarise(path: Path, player: str | None,
         raise ReplayError(f"{path}: no snake named {name!r}")
     alive_at_end = any(s["name"] == name for s in replay.turns[-1]["board"]["snakes"])
     outcome = outcome_of(replay, name)
-    starved = (not alive_at_end and outcome == "loss" and last_alive is not None
-               and last_alive["health"] == 1)
+    died = not alive_at_end and outcome == "loss" and last_alive is not None
+    starved = died and last_alive["health"] == 1
     mine = [s["id"] for s in board["snakes"] if s["name"] == name]
     seats = len(mine)
     death = how_it_died(replay) if first["you"]["name"] == name else None
@@ -232,7 +245,8 @@ def summarise(path: Path, player: str | None,
                              place=place_of(replay, mine[0]) if len(mine) == 1 else None,
                              length_at_end=length_at_end, late=late, invalid=invalid,
                              last_duel=last_duel(replay, mine[0]) if duel_known else None,
-                             duel_known=duel_known)
+                             duel_known=duel_known,
+                             health_at_death=int(last_alive["health"]) if died else None)
 
 
 def last_duel(replay: Replay, snake_id: str) -> tuple[int, int, int] | None:
@@ -422,6 +436,15 @@ def report(name: str, games: list[GameSummary]) -> list[str]:
     deaths = sum(1 for g in games if g.outcome == "loss")
     starved = sum(g.starved for g in games)
     lines.append(f"  its deaths by starvation (health 1 on its last turn): {starved} of {deaths}")
+    healths = [g.health_at_death for g in games
+               if g.outcome == "loss" and g.health_at_death is not None]
+    if healths:
+        # a snake cornered while it ran for food died of hunger as much as one that starved
+        weak = sum(h <= HUNGRY_DEATH for h in healths)
+        lines.append(f"  its deaths with health {HUNGRY_DEATH} or less on its last turn, "
+                     f"whatever the cause: {weak} of {len(healths)}"
+                     + ("" if len(healths) == deaths else f" (health known in {len(healths)} "
+                                                           f"of {deaths} deaths)"))
     causes = Counter(g.death for g in games if g.death)
     if causes:
         trapped = sum(g.trapped for g in games if g.death)
