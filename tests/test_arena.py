@@ -28,11 +28,11 @@ def table_row(out, label):
     raise AssertionError(f"no row for {label} in\n{out}")
 
 
-def write_record(path, board, moves, winner="B", draw=False, health=None):
+def write_record(path, board, moves, winner="B", draw=False, health=None, game_id=None):
     """A game record of ``board`` (ASCII, snake A is ``you``, named "mine", the others
     "theirs"; ``health`` by snake letter, as :func:`snake.diagram.from_ascii` takes it) and
     the turns played from it with ``moves`` (snake: move; a list of them for several turns);
-    returns the last state."""
+    ``game_id`` instead of the diagram's; returns the last state."""
     import random as random_module
 
     from snake.arena.replay import Replay, SnakeLook, game_object, request_body, result_line, write_replay
@@ -41,6 +41,8 @@ def write_record(path, board, moves, winner="B", draw=False, health=None):
     state = (from_ascii(board) if health is None else from_ascii(board, health=health)).state
     looks = {s.id: SnakeLook("mine" if s.id == "A" else "theirs") for s in state.board.snakes}
     replay = Replay(game_object(state))
+    if game_id is not None:
+        replay.game["id"] = game_id
     replay.turns.append(request_body(state, "A", looks))
     for turn in moves if isinstance(moves, list) else [moves]:
         state = play_turn(state, turn, random_module.Random(1))
@@ -473,43 +475,64 @@ def test_the_tally_says_how_the_snake_died(capsys, tmp_path, move, cause, trappe
     assert f"how it died, by the rules: {cause} 1; trapped (no move of its own lived) in 1 of 1" in out
 
 
+#: Nobody dies in one turn here (A goes down, B up).
+OPEN = """
+    A a . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    b B . . . . .
+"""
+
+
 def test_the_tally_counts_deaths_at_low_health_whatever_the_cause(capsys, tmp_path):
     """A snake cornered at health 6 died of a collision, not of starvation, but on its way
     to food as much as a starving one: the tally says how many deaths began their turn at
-    health 10 or less, beside the deaths by starvation (health 1). A ledger keeps the
-    health, and a line written before it knew the health is filled in from the record."""
+    health 10 or less, beside the deaths by starvation (health 1). A win, and a loss whose
+    record ends with the snake still alive, are no deaths. A ledger keeps the health, and a
+    line written before it knew the health is filled in from the record."""
     from snake.arena.tally import main as tally
     write_record(tmp_path / "game-00001.jsonl", CORNERED, {"A": "up", "B": "down"},
-                 health={"A": 6, "B": 90})
+                 health={"A": 10, "B": 90}, game_id="g1")
     write_record(tmp_path / "game-00002.jsonl", CORNERED, {"A": "down", "B": "down"},
-                 health={"A": 11, "B": 90})
+                 health={"A": 11, "B": 90}, game_id="g2")
     write_record(tmp_path / "game-00003.jsonl", B_CORNERED, {"A": "right", "B": "down"},
-                 winner="A", health={"A": 3, "B": 90})      # a win: no death to count
+                 winner="A", health={"A": 3, "B": 90}, game_id="g3")       # a win
+    write_record(tmp_path / "game-00004.jsonl", OPEN, {"A": "down", "B": "up"},
+                 health={"A": 2, "B": 90}, game_id="g4")     # a loss, alive at the end
     assert tally([str(tmp_path), "--player", "mine"]) == 0
     out = capsys.readouterr().out
-    assert "its deaths by starvation (health 1 on its last turn): 0 of 2" in out
+    assert out.startswith("mine: 4 games, +1 =0 -3")
+    assert "its deaths by starvation (health 1 on its last turn): 0 of 3" in out
     assert "its deaths with health 10 or less on its last turn, whatever the cause: 1 of 2\n" in out
     ledger = tmp_path / "ledger.jsonl"
     assert tally([str(tmp_path), "--player", "mine", "--ledger", str(ledger)]) == 0
     capsys.readouterr()
-    rows = [json.loads(line) for line in ledger.read_text().splitlines()]
-    assert sorted(r.get("health_at_death", -1) for r in rows) == [-1, 6, 11]
+    rows = {json.loads(line)["game"]: json.loads(line) for line in ledger.read_text().splitlines()}
+    assert {g: r["health_at_death"] for g, r in rows.items()} == {
+        "g1": 10, "g2": 11, "g3": None, "g4": None}
     assert tally([str(ledger)]) == 0
     assert capsys.readouterr().out == out
-    # older lines: no health; with one death's health known the line says so
-    for r in rows:
-        if r.get("health_at_death") != 6:
-            r.pop("health_at_death", None)
+    # older lines: no health in two of them; the line says so
+    for g in ("g2", "g4"):
+        del rows[g]["health_at_death"]
     old = tmp_path / "old.jsonl"
-    old.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    old.write_text("".join(json.dumps(r) + "\n" for r in rows.values()))
     assert tally([str(old)]) == 0
     assert ("its deaths with health 10 or less on its last turn, whatever the cause: 1 of 1 "
-            "(health known in 1 of 2 deaths)") in capsys.readouterr().out
-    # the records given to the old ledger fill the health in
+            "(2 losses of older lines without it)") in capsys.readouterr().out
+    # the records given to the old ledger fill those two lines in
     assert tally([str(tmp_path), "--player", "mine", "--ledger", str(old)]) == 0
-    assert "0 games added to" in capsys.readouterr().err
+    assert "0 games added to" in (err := capsys.readouterr().err) and "2 lines filled in" in err
     assert tally([str(old)]) == 0
     assert capsys.readouterr().out == out
+    # a health that is not one is a bad line, not a traceback
+    for bad in ("6", 6.5, True, -1, 101, [6]):
+        (tmp_path / "bad.jsonl").write_text(json.dumps(rows["g1"] | {"health_at_death": bad}) + "\n")
+        assert tally([str(tmp_path / "bad.jsonl")]) != 0
+        assert "not a health" in capsys.readouterr().err
 
 
 #: B cornered at the top row by A, the longer: B dies whatever it does.

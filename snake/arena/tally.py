@@ -92,8 +92,9 @@ class GameSummary:
     #: length, the other's), None when the player was not one of the last two
     last_duel: tuple[int, int, int] | None = None
     duel_known: bool = False          # whether ``last_duel`` was looked for (older lines: no)
-    #: its health on its last turn alive, when it died (None: it lived, or older lines)
+    #: its health on its last turn alive, when it died (None: it did not die, or not known)
     health_at_death: int | None = None
+    health_known: bool = False        # whether ``health_at_death`` was looked for (older lines: no)
 
     @property
     def snakes(self) -> int:
@@ -130,8 +131,8 @@ class GameSummary:
         if not self.duel_known and other.duel_known:
             self.last_duel, self.duel_known = other.last_duel, True
             filled = True
-        if self.health_at_death is None and other.health_at_death is not None:
-            self.health_at_death = other.health_at_death
+        if not self.health_known and other.health_known:
+            self.health_at_death, self.health_known = other.health_at_death, True
             filled = True
         return filled
 
@@ -157,7 +158,7 @@ class GameSummary:
             row["late"], row["invalid"] = dict(self.late), dict(self.invalid or {})
         if self.duel_known:
             row["last_duel"] = list(self.last_duel) if self.last_duel is not None else None
-        if self.health_at_death is not None:
+        if self.health_known:
             row["health_at_death"] = self.health_at_death
         row["tag"] = self.tag
         return row
@@ -185,6 +186,8 @@ class GameSummary:
                 turn, own, other = duel         # (a ValueError when it is not a triple)
                 duel = (int(turn), int(own), int(other))
             health = row.get("health_at_death")
+            if health is not None and (type(health) is not int or not 0 <= health <= 100):
+                raise ValueError(f"health_at_death {health!r} is not a health (0 to 100)")
             return str(row["player"]), cls(str(row["kind"]), row["outcome"], int(row["turns"]),
                                            bool(row["starved"]), length_at,
                                            str(row["game"]), str(row.get("tag", "")),
@@ -192,8 +195,8 @@ class GameSummary:
                                            bool(row.get("trapped", False)),
                                            None if row.get("place") is None else float(row["place"]),
                                            end, late, invalid, duel, "last_duel" in row,
-                                           None if health is None else int(health))
-        except (KeyError, TypeError, AttributeError) as exc:
+                                           health, "health_at_death" in row)
+        except (KeyError, TypeError, AttributeError, OverflowError) as exc:
             raise ValueError(f"not a ledger line ({exc!r})") from None
 
 
@@ -246,7 +249,8 @@ def summarise(path: Path, player: str | None,
                              length_at_end=length_at_end, late=late, invalid=invalid,
                              last_duel=last_duel(replay, mine[0]) if duel_known else None,
                              duel_known=duel_known,
-                             health_at_death=int(last_alive["health"]) if died else None)
+                             health_at_death=int(last_alive["health"]) if died else None,
+                             health_known=True)
 
 
 def last_duel(replay: Replay, snake_id: str) -> tuple[int, int, int] | None:
@@ -436,15 +440,16 @@ def report(name: str, games: list[GameSummary]) -> list[str]:
     deaths = sum(1 for g in games if g.outcome == "loss")
     starved = sum(g.starved for g in games)
     lines.append(f"  its deaths by starvation (health 1 on its last turn): {starved} of {deaths}")
-    healths = [g.health_at_death for g in games
-               if g.outcome == "loss" and g.health_at_death is not None]
+    losses = [g for g in games if g.outcome == "loss"]
+    healths = [g.health_at_death for g in losses
+               if g.health_known and g.health_at_death is not None]
+    unknown = sum(not g.health_known for g in losses)
     if healths:
         # a snake cornered while it ran for food died of hunger as much as one that starved
         weak = sum(h <= HUNGRY_DEATH for h in healths)
         lines.append(f"  its deaths with health {HUNGRY_DEATH} or less on its last turn, "
                      f"whatever the cause: {weak} of {len(healths)}"
-                     + ("" if len(healths) == deaths else f" (health known in {len(healths)} "
-                                                           f"of {deaths} deaths)"))
+                     + (f" ({unknown} losses of older lines without it)" if unknown else ""))
     causes = Counter(g.death for g in games if g.death)
     if causes:
         trapped = sum(g.trapped for g in games if g.death)
