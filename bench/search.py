@@ -1,7 +1,7 @@
 """Search speed: nodes per second and the depth reached in a fixed thinking time.
 
     python -m bench.search [--ms 400] [--positions 3] [--network [--hidden 128 32 | --weights F]]
-        [--value-head F] [--profile] [--threads] [--pvs]
+        [--value-head F] [--profile] [--threads] [--pvs] [--smp THREADS]
 
 Positions: a few turns into seeded games on 11x11 standard, 1v1 and 4 snakes, every snake
 played by a quick search (so the positions are ones a game really reaches). For each
@@ -23,7 +23,10 @@ and with ``--profile`` where one alpha-beta search spends its time.
 The compiled search (the default ``search``: :mod:`snake.core.search`) is measured first,
 beside the Python searches in the same run, with its speed-up over the Python alpha-beta.
 ``--threads`` also measures two compiled searches at once in one process (two threads):
-their combined nodes per second against one search alone. ``--pvs`` measures what principal
+their combined nodes per second against one search alone. ``--smp THREADS`` measures
+lazy SMP (one search in THREADS threads sharing its table): the depth completed in ``--ms``
+and the time to complete one depth more, against one thread, same positions, empty tables.
+``--pvs`` measures what principal
 variation search saves: nodes and time to a fixed depth with and without it, same positions
 (the values found must be equal).
 
@@ -36,6 +39,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import os
 import pstats
 import random
 import statistics
@@ -141,6 +145,54 @@ def pvs_effect(count: int) -> None:
               f"{t1 / t0:.2f}x the time, equal values")
 
 
+def smp_effect(count: int, ms: float, threads: int) -> None:
+    """Lazy SMP (:func:`snake.core.search.run`'s ``threads``): on the same positions, each
+    search from an empty table, the default search with one thread and with ``threads``:
+    the depth completed in ``ms``, then the wall time to complete one depth more than one
+    thread completed in ``ms`` (time to depth: the speed-up the helpers give, which their
+    nodes per second do not say, as they search much of the same tree)."""
+    from snake.core import encode
+    from snake.core.search import new_table, run
+    from snake.core.state import G_CELLS, G_N
+    from snake.search.compiled import DEFAULT_TABLE_MB
+    from snake.search.state import plan_snakes
+
+    print(f"lazy SMP: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} "
+          "(helpers only help on idle cores)")
+    for n_snakes, label in ((2, "1v1"), (4, "4 snakes")):
+        depths: dict[int, list[int]] = {1: [], threads: []}
+        times: dict[int, list[float]] = {1: [], threads: []}
+        for request in positions(n_snakes, count):
+            state = request.state
+            packed = encode(state)
+            index = {s.id: i for i, s in enumerate(state.board.snakes)}
+            # the default search's plan: the three nearest opponents, best replies
+            plan = plan_snakes(state, request.you.id, max_opponents=3, reach=None)
+            n, cells = int(packed.g[G_N]), int(packed.g[G_CELLS])
+
+            def search(k: int, **limits):
+                return run(packed, index[plan.you], [index[o] for o in plan.opponents],
+                           [index[c] for c in plan.cheap], table=new_table(n, cells, DEFAULT_TABLE_MB),
+                           salt=0, style=plan.style("default", "hungry"),
+                           best_reply=plan.replies("best") == "best", threads=k, **limits)
+
+            for k in (1, threads):
+                depths[k].append(search(k, deadline=time.perf_counter() + ms / 1000).depth)
+            target = depths[1][-1] + 1
+            for k in (1, threads):
+                t0 = time.perf_counter()
+                found = search(k, deadline=time.perf_counter() + 60, max_depth=target)
+                times[k].append((time.perf_counter() - t0) * 1000)
+                if found.depth < target and found.stopped not in ("proven", "single move"):
+                    raise SystemExit(f"depth {target} not completed in 60 s")
+        ratio = statistics.median(a / b for a, b in zip(times[1], times[threads]))
+        print(f"11x11 {label:<8} lazy SMP: depth in {ms:g} ms {statistics.median(depths[1]):g} "
+              f"with 1 thread, {statistics.median(depths[threads]):g} with {threads}; time to "
+              f"one depth more {statistics.median(times[1]):,.0f} ms against "
+              f"{statistics.median(times[threads]):,.0f} ms: {ratio:.2f}x faster "
+              f"(median over {count} positions)")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.search",
                                      description=__doc__.split("\n")[0])
@@ -157,6 +209,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="profile one alpha-beta search on 11x11 1v1")
     parser.add_argument("--threads", action="store_true",
                         help="also measure two compiled searches at once in one process")
+    parser.add_argument("--smp", type=int, default=0, metavar="THREADS",
+                        help="also measure lazy SMP: depth and time to depth, 1 thread against THREADS")
     parser.add_argument("--pvs", action="store_true",
                         help="also measure nodes and time to a fixed depth with and without PVS")
     args = parser.parse_args(argv)
@@ -222,6 +276,9 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.pvs:
         pvs_effect(max(args.positions, 6))
+
+    if args.smp > 1:
+        smp_effect(max(args.positions, 6), args.ms, args.smp)
 
     if args.profile:
         request = positions(2, 1)[0]

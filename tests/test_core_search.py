@@ -304,3 +304,147 @@ def test_exact_root_scores_are_each_moves_own_value():
                 assert abs(score - min(replies)) < 1e-9, (move, score, replies)
                 checked += 1
     assert checked >= 40
+
+
+def _core_search(state, you_index=0, **options):
+    """``snake.core.search.run`` on ``state`` for its ``you_index``-th living snake, with
+    the default plan of opponents."""
+    from snake.core.search import run
+    living = [s for s in state.board.snakes if s.alive]
+    plan = search_state.plan_snakes(state, living[you_index].id)
+    index = {s.id: i for i, s in enumerate(state.board.snakes)}
+    return run(core.encode(state), index[plan.you], [index[o] for o in plan.opponents],
+               [index[c] for c in plan.cheap], **options)
+
+
+def test_threads_at_equal_depth_find_the_one_thread_value():
+    """Lazy SMP: helper threads share the table but go no deeper than ``max_depth``, so
+    the root value at that depth is the minimax value, as one thread finds it."""
+    import time
+    compared = 0
+    for k, state in enumerate(positions(seed=9, count=2000)):
+        living = [s for s in state.board.snakes if s.alive]
+        if k % 50 or len(living) < 2:
+            continue
+        depth = 5 if len(living) == 2 else 3
+        one = _core_search(state, deadline=time.perf_counter() + 600, max_depth=depth)
+        two = _core_search(state, deadline=time.perf_counter() + 600, max_depth=depth, threads=3)
+        assert abs(one.score - two.score) < 1e-9, (state.game.ruleset.name, one.score, two.score)
+        assert one.depth == two.depth or one.stopped == two.stopped == "proven"
+        assert len(two.threads) == 3 and two.nodes == sum(n for _, n, _ in two.threads)
+        compared += 1
+    assert compared >= 30
+    # One move: every thread stops after depth 1 (no helper skips to depth 2), and the
+    # answer is the main thread's.
+    request = from_ascii("""
+    b . . . . . .
+    b b b b B . .
+    A a a a . . .
+    . . . . . . .
+    . . . . . . .
+    """)
+    one = _core_search(request.state, deadline=time.perf_counter() + 600, max_depth=6)
+    three = _core_search(request.state, deadline=time.perf_counter() + 600, max_depth=6, threads=3)
+    assert one.stopped == three.stopped == "single move" and MOVES[one.move] == "down"
+    assert (three.depth, three.score, three.answered_by) == (one.depth, one.score, 0)
+
+
+def test_a_search_and_its_helpers_stop_when_halted():
+    """``halt`` stops the main thread and every helper where they next read the clock;
+    the same flag stops the helpers when the main thread is done."""
+    import threading
+    import time
+    halt = np.zeros(1, dtype=np.int64)
+    found = []
+    runner = threading.Thread(target=lambda: found.append(_core_search(
+        from_ascii(OPEN_DUEL).state, deadline=time.perf_counter() + 60, threads=2, halt=halt)))
+    runner.start()
+    time.sleep(0.1)
+    halt[0] = 1
+    runner.join(timeout=30)
+    assert not runner.is_alive() and found
+    assert [reason for _, _, reason in found[0].threads] == ["halted", "halted"]
+
+
+OPEN_DUEL = """
+. . . . . . . . . . .
+. . . . . . . . . . .
+. . A a a . . . . . .
+. . . . . . . . . . .
+. . . . . . . . . . .
+. . . . . . . . . . .
+. . . . . . . . . . .
+. . . . . . . B b b .
+. . . . . . . . . . .
+. . . . . . . . . . .
+. . . . . . . . . . .
+"""
+
+
+def test_threads_stop_with_the_search_and_a_node_limit_takes_one():
+    import threading
+    import time
+    request = from_ascii(OPEN_DUEL)
+    before = threading.active_count()
+    found = _core_search(request.state, deadline=time.perf_counter() + 0.2, threads=2)
+    assert threading.active_count() == before           # no helper left running
+    assert found.move in range(4) and found.stopped == "deadline"
+    assert len(found.threads) == 2 and found.threads[1][2] in ("halted", "deadline")
+    assert found.nodes == sum(n for _, n, _ in found.threads)
+    limited = _core_search(request.state, deadline=time.perf_counter() + 600, max_nodes=2000,
+                           threads=2)
+    assert len(limited.threads) == 1 and limited.stopped == "nodes"
+
+
+def test_a_torn_table_entry_is_a_miss_not_a_wrong_value():
+    """Threads write an entry's three words without a lock; a reader that meets words of
+    two writes must not use them. Scrambling every stored value (keys and info kept) makes
+    every entry such a torn one: the search then finds what it finds on an empty table."""
+    import time
+    from snake.core.search import new_table
+    state = from_ascii(OPEN_DUEL).state
+    cells = int(core.encode(state).g[core.state.G_CELLS])
+    fresh = _core_search(state, deadline=time.perf_counter() + 600, max_depth=5,
+                         table=new_table(8, cells, 1.0))
+    table = new_table(8, cells, 1.0)
+    _core_search(state, deadline=time.perf_counter() + 600, max_depth=5, table=table)
+    reused = _core_search(state, deadline=time.perf_counter() + 600, max_depth=5, table=table)
+    assert reused.nodes < fresh.nodes                   # the table is used when it is sound
+    stored = table.keys != 0
+    assert stored.sum() > 100
+    table.values[stored] = np.roll(table.values[stored], 1) + 0.125
+    torn = _core_search(state, deadline=time.perf_counter() + 600, max_depth=5, table=table)
+    assert (torn.score, torn.nodes, torn.move) == (fresh.score, fresh.nodes, fresh.move)
+
+
+def test_a_search_uses_threads_only_on_cores_no_other_search_holds(monkeypatch):
+    from snake.search.strategy import make_search_strategy
+    monkeypatch.delenv("NUPPEPPOU_SEARCH_THREADS", raising=False)
+    request = from_ascii("""
+    . . . . . . .
+    . A a a . . .
+    . . . . . . .
+    . . . B b b .
+    . . . . . . .
+    """)
+    strategy = make_search_strategy("search", overrides={"threads": 4})
+    strategy.cores = 4
+    strategy._in_flight = 1
+    assert strategy.search_threads() == 4
+    strategy._in_flight = 2                      # another game searching: two cores idle
+    assert strategy.search_threads() == 3
+    strategy._helpers = 2                        # ... and held by its helpers
+    assert strategy.search_threads() == 1
+    strategy._helpers, strategy._in_flight = 0, 6    # more games than cores: one each
+    assert strategy.search_threads() == 1
+    strategy.cores, strategy._in_flight = 2, 1   # never more than the process's cores
+    assert strategy.search_threads() == 2
+    assert make_search_strategy("search").search_threads() == 1     # one unless asked
+    strategy._in_flight = 0
+    result = strategy.search(request)
+    assert result.threads == 2 and result.move in MOVES
+    assert strategy._helpers == 0                # given back
+    limited = make_search_strategy("search", overrides={"threads": 4, "max_nodes": 300}).search(request)
+    assert limited.threads == 1 and limited.stopped == "nodes"
+    with pytest.raises(ValueError, match="threads"):
+        make_search_strategy("search", overrides={"threads": 0})

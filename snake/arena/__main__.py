@@ -238,6 +238,11 @@ def run(args: argparse.Namespace) -> int:
     bar = Progress(len(specs), "arena", unit="game", enabled=not args.quiet)
     parallel = max(1, min(args.parallel, len(specs)))
     interrupted = False
+    # Each game's process searches on its share of the machine (a search's helper threads,
+    # ``threads``, take only that share), unless the environment says otherwise.
+    cores_before = os.environ.get("NUPPEPPOU_SEARCH_CORES")
+    if not cores_before:
+        os.environ["NUPPEPPOU_SEARCH_CORES"] = str(max(1, (os.cpu_count() or 1) // parallel))
     try:
         if parallel == 1:
             _WORKER.update(network=network)
@@ -261,6 +266,9 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         interrupted = True
         print("\narena: interrupted; results of the finished games:", file=sys.stderr)
+    finally:
+        if not cores_before:
+            os.environ.pop("NUPPEPPOU_SEARCH_CORES", None)
     bar.close()
 
     for i, p in enumerate(players):

@@ -24,18 +24,26 @@ What the speed makes worth it:
 - **move ordering**: the table's move, a killer per ply (yours and the opponents' joint
   move), and the history heuristic (``depth²`` per cut-off, by snake, cell and move).
 
-Everything is preallocated (a :class:`Searcher` per thread); a node allocates nothing.
+- **threads** (:func:`run`, "lazy SMP"): helper threads search the same position on the
+  same table, every other depth, and the table carries what they find to the main
+  thread; an entry's key is XORed with its contents (:func:`entry_check`), so an entry
+  torn by two threads writing at once is a miss.
+
+Everything a search uses is allocated when it starts; a node allocates nothing.
 The function releases the GIL, so searches in several threads use several cores.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import namedtuple
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core.extending import intrinsic
 
 from .clock import monotonic
 from .control import LIMIT, control_value, workspace
@@ -68,11 +76,13 @@ SCRATCH_ROWS = 5 + MAX_OPPONENTS
 
 # control words (int64 array ``ctl``)
 C_NODES, C_MAX_NODES, C_ABORT, C_STOP_REASON = 0, 1, 2, 3
-STOP_NONE, STOP_DEADLINE, STOP_NODES, STOP_PROVEN, STOP_MAX_DEPTH, STOP_SINGLE = 0, 1, 2, 3, 4, 5
-STOP_REASONS = ("", "deadline", "nodes", "proven", "max depth", "single move")
+STOP_NONE, STOP_DEADLINE, STOP_NODES, STOP_PROVEN, STOP_MAX_DEPTH, STOP_SINGLE, STOP_HALTED = range(7)
+STOP_REASONS = ("", "deadline", "nodes", "proven", "max depth", "single move", "halted")
 
 # bounds in the table
 EXACT, LOWER, UPPER = 1, 2, 3
+#: Spreads an entry's packed info over 64 bits for its check (:func:`entry_check`).
+_INFO_SPREAD = np.uint64(0x9E3779B97F4A7C15)
 
 
 # ---------------------------------------------------------------------------------------
@@ -126,6 +136,26 @@ def position_key(g, s, salt, zobrist, zobrist_health, zobrist_food):
         key += zobrist_food[s[g[G_FOOD] + k]]
     key += np.uint64(s[S_N_HAZARDS]) * np.uint64(0x9E3779B97F4A7C15)
     return key
+
+
+@intrinsic
+def _float_bits(typingctx, x):
+    """The bits of a ``float64`` as a ``uint64`` (reinterpreted, not converted)."""
+    if x != types.float64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+    return types.uint64(types.float64), codegen
+
+
+@njit(**JIT)
+def entry_check(value, info):
+    """What a table entry's key is XORed with: its value's bits and its info. Threads of
+    one search share the table (:func:`run`) and write an entry as three words without a
+    lock, so a reader may meet words of two different writes; the key then no longer
+    matches and the torn entry is a miss, never a wrong value (Hyatt's lockless hashing)."""
+    return _float_bits(value) ^ (np.uint64(np.int64(info)) * _INFO_SPREAD)
 
 
 # ---------------------------------------------------------------------------------------
@@ -228,12 +258,12 @@ def _enter(g, stack, ply, you, opponents, cheap, only_move, moves, scratch, fram
         slot = key & np.uint64(table_keys.shape[0] - 1)
         keys_at[ply] = key
         frame[ply, F_SLOT] = slot
-        if table_keys[slot] == key:
-            info = table_info[slot]
+        info = table_info[slot]
+        value = table_values[slot]
+        if table_keys[slot] == key ^ entry_check(value, info):
             table_move = ((info >> 8) & 7) - 1
             if (info & 255) >= depth:
                 bound = (info >> 11) & 3
-                value = table_values[slot]
                 if value >= PROVEN:
                     value -= ply
                 elif value <= -PROVEN:
@@ -372,8 +402,8 @@ def _next_joint(ply, frame):
 
 
 @njit(**JIT)
-def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, moves, scratch,
-          frame, bounds, keys_at, salt, table_keys, table_values, table_info, zobrist,
+def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, halt, moves,
+          scratch, frame, bounds, keys_at, salt, table_keys, table_values, table_info, zobrist,
           zobrist_health, zobrist_food, killers_me, killers_them, history, pv_my, pv_joint,
           pv_length, line_my, line_joint, line_length, work, no_report, pvs, net, nn,
           best_reply):
@@ -404,10 +434,15 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, m
                 ctl[C_ABORT] = 1
                 ctl[C_STOP_REASON] = STOP_NODES
                 return 0.0
-            if ctl[C_NODES] % CHECK_EVERY == 0 and monotonic() >= deadline:
-                ctl[C_ABORT] = 1
-                ctl[C_STOP_REASON] = STOP_DEADLINE
-                return 0.0
+            if ctl[C_NODES] % CHECK_EVERY == 0:
+                if halt[0] != 0:
+                    ctl[C_ABORT] = 1
+                    ctl[C_STOP_REASON] = STOP_HALTED
+                    return 0.0
+                if monotonic() >= deadline:
+                    ctl[C_ABORT] = 1
+                    ctl[C_STOP_REASON] = STOP_DEADLINE
+                    return 0.0
             joint = scratch[ply, R_JOINT]
             code = _joint_move(scratch[ply, R_OPPONENTS:R_OPPONENTS + MAX_OPPONENTS],
                                scratch[ply, R_COUNTS], k_opponents, t, joint, best_reply)
@@ -529,10 +564,11 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, m
                 elif value >= bounds[ply, B_BETA]:
                     bound = LOWER
                 slot = frame[ply, F_SLOT]
-                table_keys[slot] = keys_at[ply]
+                info = (min(frame[ply, F_DEPTH], 255) | ((frame[ply, F_BEST_MOVE] + 1) << 8)
+                        | (bound << 11))
                 table_values[slot] = stored
-                table_info[slot] = (min(frame[ply, F_DEPTH], 255) | ((frame[ply, F_BEST_MOVE] + 1) << 8)
-                                    | (bound << 11))
+                table_info[slot] = info
+                table_keys[slot] = keys_at[ply] ^ entry_check(stored, info)
             mode = RETURN
         else:   # RETURN: hand ``value`` to the parent
             if ply == root_ply:
@@ -545,9 +581,11 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, m
 def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
            table_keys, table_values, table_info, zobrist, zobrist_health, zobrist_food,
            history, work, result, root_scores, iterations, pv_out, pvs, net, nn, exact_root,
-           best_reply):
+           best_reply, halt, parity):
     """Iterative deepening from ``root`` until ``deadline`` (monotonic seconds), ``max_nodes``
-    or ``max_depth``. Writes ``result`` (best move, score, depth, nodes, stop reason,
+    or ``max_depth``, or until another thread sets ``halt[0]`` (checked with the clock).
+    ``parity`` -1 searches every depth; 0 or 1 only the even or odd ones (a helper thread
+    of :func:`run`, a depth ahead of the main thread half the time). Writes ``result`` (best move, score, depth, nodes, stop reason,
     iterations recorded, principal variation length), ``root_scores`` (per move, of the last
     completed iteration; -INF for moves not searched), ``iterations`` (rows: depth, move,
     score, nodes, ms) and ``pv_out`` (rows: your move, the opponents' joint code).
@@ -587,6 +625,8 @@ def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
     n_iterations = 0
     stop = STOP_MAX_DEPTH
     for depth in range(1, min(max_depth, MAX_PLY - 1) + 1):
+        if parity >= 0 and n_root > 1 and depth % 2 != parity and depth < max_depth:
+            continue
         # Order the root: the previous best first, then by the previous scores.
         order = root_moves[:n_root].copy()
         for a in range(1, n_root):
@@ -617,7 +657,7 @@ def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
                 frame[0, F_DEPTH] = depth
                 bounds[0, B_ALPHA] = window
                 bounds[0, B_BETA] = window + NULL_WINDOW if null_window else INF
-                value = _tree(g, stack, 0, you, opponents, cheap, order[a], ctl, deadline, moves,
+                value = _tree(g, stack, 0, you, opponents, cheap, order[a], ctl, deadline, halt, moves,
                               scratch, frame, bounds, keys_at, salt, table_keys, table_values,
                               table_info, zobrist, zobrist_health, zobrist_food, killers_me,
                               killers_them, history, pv_my, pv_joint, pv_length, line_my,
@@ -723,6 +763,10 @@ class CoreResult:
     pv: list[tuple[int, tuple[int, ...]]]   # (your move, the searched opponents' moves)
     elapsed_ms: float
     evaluated_by_network: bool = False
+    #: per thread (this one first, then the helpers): depth completed, nodes, why it stopped
+    threads: list[tuple[int, int, str]] = field(default_factory=list)
+    #: the thread whose iteration answered (0: this one)
+    answered_by: int = 0
 
 
 _NO_NETWORK = (np.zeros((1, 1), np.int8), np.zeros(1, np.int32), np.ones(1, np.float32),
@@ -761,7 +805,8 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
         max_nodes: int | None = None, max_depth: int = MAX_PLY - 2,
         table: Table | None = None, salt: int = 0, pvs: bool = True,
         network=None, network_weight: float = 0.0, style: str = "default",
-        exact_root: bool = False, best_reply: bool = False, head=None) -> CoreResult:
+        exact_root: bool = False, best_reply: bool = False, head=None,
+        threads: int = 1, halt: np.ndarray | None = None) -> CoreResult:
     """Search ``packed`` for snake ``you`` (board indices) until ``deadline``
     (``time.perf_counter`` seconds); see :func:`search`. With a (quantised) ``network`` and
     ``network_weight`` > 0 the leaves are valued ``(1 - w) * board control + w * network``,
@@ -773,37 +818,96 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
     with two or three searched opponents: :meth:`snake.search.state.SnakePlan.replies`).
     ``head``: a learned value head (:class:`snake.core.value_head.ValueHead`) that values
     the leaves from board control's measurements (the style's value among them), in place
-    of that value."""
+    of that value.
+
+    ``threads`` > 1 searches as "lazy SMP" does: helper threads run the same iterative
+    deepening on the same table, every other depth (so half of them are a depth ahead of
+    this thread), and what they store orders and cuts this thread's search. This thread
+    stops as it would alone; the helpers are then halted. When it stopped for its deadline,
+    the answer is the deepest completed iteration's among the threads (this thread's on a
+    tie); when it stopped for any other reason (a proof, a single move, the depth limit),
+    it is this thread's. ``halt``: an ``int64`` array of one, shared with the caller;
+    setting it non-zero stops the search and its helpers where they next read the clock
+    (every :data:`CHECK_EVERY` nodes), stop reason "halted"; it is set when the search
+    returns (that is how the helpers are stopped). No thread goes past
+    ``max_depth``, so a search to a fixed depth still finds that depth's exact value (a
+    position recurs only at one ply: health falls every turn). Threads make a search
+    depend on timing: a node-limited search (reproducible) takes one thread."""
     g = packed.g
     if len(opponents) > MAX_OPPONENTS:
         raise ValueError(f"at most {MAX_OPPONENTS} searched opponents")
+    threads = 1 if max_nodes is not None else max(1, int(threads))
     cells = int(g[G_CELLS])
     n = int(g[G_N])
     if (table is None or table.zobrist.shape[0] < n or table.zobrist.shape[1] < cells):
         table = new_table(n, cells)
     started = time.perf_counter()
-    result = np.zeros(8)
-    root_scores = np.full(4, -INF)
-    iterations = np.zeros((MAX_PLY, 5))
-    pv = np.zeros((MAX_PLY, 2), dtype=np.int64)
-    history = np.zeros((n, cells, 4), dtype=np.int64)
-    net, nn = network_stack(packed, you, network, network_weight)
-    search(g, packed.s, you, np.array(opponents, dtype=np.int64), np.array(cheap, dtype=np.int64),
-           float(deadline), int(max_nodes if max_nodes is not None else 2**62),
-           int(max_depth), np.uint64(salt & (2**64 - 1)), table.keys, table.values, table.info, table.zobrist,
-           table.zobrist_health, table.zobrist_food, history,
-           workspace(g, style, None if head is None else head.fields()), result,
-           root_scores, iterations, pv, bool(pvs), net, nn, bool(exact_root), bool(best_reply))
+    if halt is None:
+        halt = np.zeros(1, dtype=np.int64)
+    shared = (g, packed.s, you, np.array(opponents, dtype=np.int64),
+              np.array(cheap, dtype=np.int64), float(deadline))
+    salt_word = np.uint64(salt & (2**64 - 1))
+    found = []
+    for h in range(threads):
+        net, nn = network_stack(packed, you, network, network_weight)
+        found.append(dict(
+            result=np.zeros(8), root_scores=np.full(4, -INF), iterations=np.zeros((MAX_PLY, 5)),
+            pv=np.zeros((MAX_PLY, 2), dtype=np.int64),
+            args=(int(max_nodes if max_nodes is not None else 2**62), int(max_depth), salt_word, table.keys, table.values, table.info, table.zobrist,
+                  table.zobrist_health, table.zobrist_food, np.zeros((n, cells, 4), dtype=np.int64),
+                  workspace(g, style, None if head is None else head.fields())),
+            net=net, nn=nn, parity=-1 if h == 0 else h % 2))
+
+    failures: list[BaseException] = []
+
+    def search_as(h: int) -> None:
+        f = found[h]
+        try:
+            search(*shared, *f["args"], f["result"], f["root_scores"], f["iterations"], f["pv"],
+                   bool(pvs), f["net"], f["nn"], bool(exact_root), bool(best_reply), halt,
+                   f["parity"])
+        except BaseException as e:      # a helper's failure is the search's
+            failures.append(e)
+
+    helpers = [threading.Thread(target=search_as, args=(h,), name=f"search-helper-{h}",
+                                daemon=True) for h in range(1, threads)]
+    try:
+        for thread in helpers:
+            thread.start()
+        search(*shared, *found[0]["args"], found[0]["result"], found[0]["root_scores"],
+               found[0]["iterations"], found[0]["pv"], bool(pvs), found[0]["net"],
+               found[0]["nn"], bool(exact_root), bool(best_reply), halt, -1)
+    finally:
+        halt[0] = 1
+        for thread in helpers:
+            if thread.ident is not None:      # started
+                thread.join()
+    if failures:
+        raise failures[0]
+    # Out of time, the deepest completed iteration answers (this thread's on a tie);
+    # otherwise this thread's answer is final (a proof, a single move, the depth limit).
+    answered_by = 0
+    if int(found[0]["result"][4]) == STOP_DEADLINE:
+        for h in range(1, threads):
+            if (found[h]["result"][0] >= 0
+                    and found[h]["result"][2] > found[answered_by]["result"][2]):
+                answered_by = h
+    chosen = found[answered_by]
+    result, root_scores = chosen["result"], chosen["root_scores"]
     k = len(opponents)
     line = []
     for q in range(int(result[6])):
-        code = int(pv[q, 1])
-        line.append((int(pv[q, 0]), tuple((code >> (2 * j)) & 3 for j in range(k))))
+        code = int(chosen["pv"][q, 1])
+        line.append((int(chosen["pv"][q, 0]), tuple((code >> (2 * j)) & 3 for j in range(k))))
     return CoreResult(
-        move=int(result[0]), score=float(result[1]), depth=int(result[2]), nodes=int(result[3]),
-        stopped=STOP_REASONS[int(result[4])],
+        move=int(result[0]), score=float(result[1]), depth=int(result[2]),
+        nodes=int(sum(f["result"][3] for f in found)),
+        stopped=STOP_REASONS[int(found[0]["result"][4])],
         root_scores={m: float(root_scores[m]) for m in range(4) if root_scores[m] > -INF},
         iterations=[(int(r[0]), int(r[1]), float(r[2]), int(r[3]), round(float(r[4]), 2))
-                    for r in iterations[:int(result[5])]],
+                    for r in chosen["iterations"][:int(result[5])]],
         pv=line, elapsed_ms=(time.perf_counter() - started) * 1000.0,
-        evaluated_by_network=nn.weight > 0)
+        evaluated_by_network=found[0]["nn"].weight > 0,
+        threads=[(int(f["result"][2]), int(f["result"][3]), STOP_REASONS[int(f["result"][4])])
+                 for f in found],
+        answered_by=answered_by)

@@ -132,6 +132,7 @@ def reasons(decision: Decision) -> dict[str, Any]:
             "pv": search.pv,
             "iterations": [[d, m, round(s, 4), n, ms] for d, m, s, n, ms in search.iterations],
             "opponents": list(search.opponents), "cheap": list(search.cheap),
+            "threads": search.threads, "answered_by": search.answered_by,
         }
         if search.note:
             out["search"]["note"] = search.note

@@ -8,7 +8,8 @@ strategy, ``snake.explain`` and the server read one result type.
 
 Each thread keeps its own transposition table between searches (:func:`thread_table`), so a
 game's next turn can reuse what the last one stored (the key is salted per game and snake);
-a node-limited search (reproducible, for tests) starts from an empty one.
+a node-limited search (reproducible, for tests) starts from an empty one. A search's helper
+threads (``threads`` > 1) share the table of the thread that asked.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ class CompiledAlphaBeta:
                  table_mb: float = DEFAULT_TABLE_MB, network: Any | None = None,
                  network_weight: float = 0.0, style: str = "default",
                  exact_root: bool = False, replies: str = "joint",
-                 head: Any | None = None) -> None:
+                 head: Any | None = None, threads: int = 1) -> None:
         self.plan = plan
         self.head = head
         self.budget = budget
@@ -81,6 +82,7 @@ class CompiledAlphaBeta:
         self.style = style
         self.exact_root = exact_root
         self.replies = plan.replies(replies)
+        self.threads = threads
 
     def search(self, state: GameState) -> SearchResult:
         """Raises :class:`snake.core.EncodeError` for a state the core cannot hold."""
@@ -100,7 +102,7 @@ class CompiledAlphaBeta:
                                              self.head.digest if self.head else "")),
                     network=self.network, network_weight=self.network_weight, style=self.style,
                     exact_root=self.exact_root, best_reply=self.replies == "best",
-                    head=self.head)
+                    head=self.head, threads=self.threads)
         voronoi = "voronoi" if self.style == "default" else f"voronoi ({self.style})"
         if self.head is not None:
             voronoi += " + value head"
@@ -129,6 +131,8 @@ class CompiledAlphaBeta:
         result.replies = self.replies
         result.style = self.style
         result.engine = "compiled"
+        result.threads = len(found.threads)
+        result.answered_by = found.answered_by
         return result
 
 

@@ -22,7 +22,11 @@ class SearchResult:
     weights (:data:`snake.core.control.STYLES`; the Python search has only the default's).
     ``note``: why the configured evaluator
     could not be used, or that the last chance changed the move. ``engine``: which
-    implementation ran."""
+    implementation ran. ``threads``: how many threads searched (``nodes`` counts them all),
+    ``answered_by``: which one's iteration gave the move (0: the thread that asked; a
+    helper when, out of time, it had completed a deeper iteration: ``iterations``,
+    ``scores`` and ``pv`` are then that helper's, its iterations every other depth and
+    their node counts its own)."""
 
     move: str | None
     score: float = 0.0
@@ -42,3 +46,5 @@ class SearchResult:
     style: str = "default"
     note: str = ""
     engine: str = "python"     # "python" (snake.search) or "compiled" (snake.core)
+    threads: int = 1           # threads that searched (compiled: lazy SMP)
+    answered_by: int = 0       # the thread whose iteration answered (0: the one that asked)

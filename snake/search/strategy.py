@@ -93,7 +93,10 @@ class SearchStrategy:
     ``value_head``: the file of a learned value head (:mod:`snake.core.value_head`,
     compiled engine) that values the leaves from board control's measurements in the
     positions it was trained for: the number of living snakes at the root, valued with the
-    style it was trained with (a head this search would never use is refused)."""
+    style it was trained with (a head this search would never use is refused).
+    ``threads``: the most threads one compiled search uses (lazy SMP:
+    :func:`snake.core.search.run`), its helpers only on cores no other search holds
+    (:meth:`search_threads`); a node-limited search uses one."""
 
     def __init__(self, network: Any | None = None, *, name: str = "search",
                  algorithm: str = "alphabeta", evaluator: str = "voronoi",
@@ -104,7 +107,8 @@ class SearchStrategy:
                  table_mb: float = DEFAULT_TABLE_MB, network_weight: float = 1.0,
                  style: str = "default", exact_root: bool = False,
                  last_chance: bool = False, replies: str = "joint",
-                 multi_style: str | None = None, value_head: str | None = None) -> None:
+                 multi_style: str | None = None, value_head: str | None = None,
+                 threads: int = 1) -> None:
         if engine not in ENGINES:
             raise ValueError(f"unknown search engine {engine!r}; choose one of {ENGINES}")
         if not 0.0 <= network_weight <= 1.0:
@@ -142,6 +146,8 @@ class SearchStrategy:
             raise ValueError("max_nodes must be at least 1 (or None: no limit)")
         if max_concurrent is not None and max_concurrent < 1:
             raise ValueError("max_concurrent must be at least 1 (or None: no limit)")
+        if threads < 1:
+            raise ValueError("threads must be at least 1")
         self.name = name
         self.network = network
         self.algorithm = algorithm
@@ -161,6 +167,8 @@ class SearchStrategy:
         self.last_chance = bool(last_chance)
         self.replies = replies
         self.cores = default_cores()
+        self.threads = int(threads)
+        self._helpers = 0            # helper threads of the searches in flight
         self._in_flight = 0
         self._in_flight_lock = threading.Lock()
         self.max_concurrent = max_concurrent
@@ -198,6 +206,15 @@ class SearchStrategy:
                 ms = max(MIN_SHARE_MS, ms * self.cores / self._in_flight)
         return Budget.after(ms, started=started, max_nodes=self.max_nodes)
 
+    def search_threads(self) -> int:
+        """Threads a compiled search starting now gets: its own, and helpers (at most
+        :attr:`threads` in all) on cores no search holds: this process's cores
+        (:func:`default_cores`) less the searches in flight (this one counted) and the
+        helpers that other searches hold. A helper holds its core for its search only (at
+        most one move's thinking time)."""
+        idle = self.cores - max(1, self._in_flight) - self._helpers
+        return 1 + max(0, min(self.threads - 1, idle))
+
     def search(self, request: MoveRequest, accumulator: Any | None = None, *,
                started: float | None = None) -> SearchResult:
         """Run the search alone (no seed fallback); ``started`` is when the request
@@ -213,15 +230,21 @@ class SearchStrategy:
             if head is not None and (head.style != style
                                      or not head.covers(len(plan.opponents) + len(plan.cheap) + 1)):
                 head = None
+            with self._in_flight_lock:
+                threads = 1 if budget.max_nodes is not None else self.search_threads()
+                self._helpers += threads - 1
             try:
                 found = CompiledAlphaBeta(plan, budget, self.max_depth, self.table_mb, network,
                                           self.network_weight if network is not None else 0.0,
                                           style, self.exact_root, self.replies,
-                                          head).search(state)
+                                          head, threads).search(state)
                 found.note = note
                 return found
             except EncodeError as e:     # an odd state: the readable search plays it
                 note = f"compiled core: {e}; searched in Python"
+            finally:
+                with self._in_flight_lock:
+                    self._helpers -= threads - 1
         context = evaluator.root(state, (you.id,), accumulator)
         searcher = AlphaBeta(evaluator, plan, budget, self.max_depth, self.replies)
         # The search makes many short-lived, acyclic objects (states, node contexts) that
@@ -319,7 +342,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
 OPTION_TYPES: dict[str, type] = {
     "max_opponents": int, "reach": int, "style": str, "multi_style": str, "last_chance": bool,
     "network_weight": float, "max_nodes": int, "max_depth": int, "table_mb": float,
-    "margin_ms": float, "think_ms": float, "replies": str, "value_head": str,
+    "margin_ms": float, "think_ms": float, "replies": str, "value_head": str, "threads": int,
 }
 
 
@@ -363,8 +386,9 @@ def make_search_strategy(name: str = "search", network: Any | None = None,
     (voronoi, nnue, auto; anything but voronoi is searched in Python); a value not among
     these is refused with an error naming the variable;
     ``NUPPEPPOU_SEARCH_MARGIN_MS``, ``NUPPEPPOU_SEARCH_MAX_CONCURRENT`` (searches at once per
-    process), ``NUPPEPPOU_SEARCH_TABLE_MB`` and ``NUPPEPPOU_SEARCH_MAX_NODES`` (a node
-    limit besides the clock: reproducible, cheap arena experiments at equal nodes) for every
+    process), ``NUPPEPPOU_SEARCH_TABLE_MB``, ``NUPPEPPOU_SEARCH_MAX_NODES`` (a node
+    limit besides the clock: reproducible, cheap arena experiments at equal nodes) and
+    ``NUPPEPPOU_SEARCH_THREADS`` (the most threads one compiled search uses) for every
     variant. ``seed`` is accepted for
     the registry's signature; the search is deterministic. ``overrides``
     (:func:`split_options`) replace the variant's and the environment's options."""
@@ -388,7 +412,8 @@ def make_search_strategy(name: str = "search", network: Any | None = None,
     for variable, option, kind in (("NUPPEPPOU_SEARCH_MARGIN_MS", "margin_ms", float),
                                    ("NUPPEPPOU_SEARCH_MAX_CONCURRENT", "max_concurrent", int),
                                    ("NUPPEPPOU_SEARCH_TABLE_MB", "table_mb", float),
-                                   ("NUPPEPPOU_SEARCH_MAX_NODES", "max_nodes", int)):
+                                   ("NUPPEPPOU_SEARCH_MAX_NODES", "max_nodes", int),
+                                   ("NUPPEPPOU_SEARCH_THREADS", "threads", int)):
         value = os.environ.get(variable)
         if value:
             try:
