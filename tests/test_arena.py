@@ -251,6 +251,37 @@ def test_later_strategies_play_and_slow_built_ins_miss_their_turn(capsys, monkey
     assert code == 0 and int(cells[5]) == 0
 
 
+def test_each_game_process_searches_on_its_share_of_the_cores(capsys, monkeypatch):
+    """During a run the built-in searches see the machine's cores divided among the game
+    processes (what bounds a search's threads), unless the environment says otherwise;
+    afterwards the environment is as it was."""
+    import os
+
+    from snake import strategies as strategy
+    from snake.decision import Decision
+    seen = []
+
+    class Counter:
+        name = "counter"
+
+        def choose(self, request, accumulator):
+            seen.append(os.environ.get("NUPPEPPOU_SEARCH_CORES"))
+            return Decision("up")
+
+    monkeypatch.setattr(strategy, "_REGISTRY", dict(strategy._REGISTRY))
+    monkeypatch.setattr(strategy, "STRATEGIES", strategy.STRATEGIES)
+    strategy.register_strategy("counter", lambda network=None, seed=None: Counter())
+    monkeypatch.delenv("NUPPEPPOU_SEARCH_CORES", raising=False)
+    args = ["counter", "random", "-g", "1", "--size", "7", "--parallel", "1", "--max-turns", "3"]
+    assert run(capsys, *args)[0] == 0
+    assert seen and set(seen) == {str(os.cpu_count() or 1)}
+    assert "NUPPEPPOU_SEARCH_CORES" not in os.environ
+    seen.clear()
+    monkeypatch.setenv("NUPPEPPOU_SEARCH_CORES", "3")
+    assert run(capsys, *args)[0] == 0
+    assert set(seen) == {"3"} and os.environ["NUPPEPPOU_SEARCH_CORES"] == "3"
+
+
 def _tally_says_late(capsys, folder, late):
     """The tally of ``folder`` (one game of ``slowpoke``, ``late`` of its answers late)
     reports them, and a ledger made from it keeps them."""
