@@ -853,8 +853,9 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
         found.append(dict(
             result=np.zeros(8), root_scores=np.full(4, -INF), iterations=np.zeros((MAX_PLY, 5)),
             pv=np.zeros((MAX_PLY, 2), dtype=np.int64),
-            args=(int(max_nodes if max_nodes is not None else 2**62), int(max_depth), salt_word, table.keys, table.values, table.info, table.zobrist,
-                  table.zobrist_health, table.zobrist_food, np.zeros((n, cells, 4), dtype=np.int64),
+            args=(int(max_nodes if max_nodes is not None else 2**62), int(max_depth), salt_word,
+                  table.keys, table.values, table.info, table.zobrist, table.zobrist_health,
+                  table.zobrist_food, np.zeros((n, cells, 4), dtype=np.int64),   # history
                   workspace(g, style, None if head is None else head.fields())),
             net=net, nn=nn, parity=-1 if h == 0 else h % 2))
 
@@ -862,21 +863,22 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
 
     def search_as(h: int) -> None:
         f = found[h]
+        search(*shared, *f["args"], f["result"], f["root_scores"], f["iterations"], f["pv"],
+               bool(pvs), f["net"], f["nn"], bool(exact_root), bool(best_reply), halt,
+               f["parity"])
+
+    def helper(h: int) -> None:
         try:
-            search(*shared, *f["args"], f["result"], f["root_scores"], f["iterations"], f["pv"],
-                   bool(pvs), f["net"], f["nn"], bool(exact_root), bool(best_reply), halt,
-                   f["parity"])
+            search_as(h)
         except BaseException as e:      # a helper's failure is the search's
             failures.append(e)
 
-    helpers = [threading.Thread(target=search_as, args=(h,), name=f"search-helper-{h}",
+    helpers = [threading.Thread(target=helper, args=(h,), name=f"search-helper-{h}",
                                 daemon=True) for h in range(1, threads)]
     try:
         for thread in helpers:
             thread.start()
-        search(*shared, *found[0]["args"], found[0]["result"], found[0]["root_scores"],
-               found[0]["iterations"], found[0]["pv"], bool(pvs), found[0]["net"],
-               found[0]["nn"], bool(exact_root), bool(best_reply), halt, -1)
+        search_as(0)
     finally:
         halt[0] = 1
         for thread in helpers:
