@@ -148,9 +148,9 @@ def pvs_effect(count: int) -> None:
 def smp_effect(count: int, ms: float, threads: int) -> None:
     """Lazy SMP (:func:`snake.core.search.run`'s ``threads``): on the same positions, each
     search from an empty table, the default search with one thread and with ``threads``:
-    the depth completed in ``ms``, then the wall time to complete one depth more than one
-    thread completed in ``ms`` (time to depth: the speed-up the helpers give, which their
-    nodes per second do not say, as they search much of the same tree)."""
+    the depth completed in ``ms``, then the wall time until some thread completes one depth
+    more than one thread completed in ``ms`` (time to depth: the speed-up the helpers give,
+    which their nodes per second do not say, as they search much of the same tree)."""
     from snake.core import encode
     from snake.core.search import new_table, run
     from snake.core.state import G_CELLS, G_N

@@ -331,6 +331,8 @@ def test_threads_at_equal_depth_find_the_one_thread_value():
         two = _core_search(state, deadline=time.perf_counter() + 600, max_depth=depth, threads=3)
         assert abs(one.score - two.score) < 1e-9, (state.game.ruleset.name, one.score, two.score)
         assert one.depth == two.depth or one.stopped == two.stopped == "proven"
+        # whichever thread finished first, the search says why it ended
+        assert two.stopped == one.stopped, (one.stopped, two.threads)
         assert len(two.threads) == 3 and two.nodes == sum(n for _, n, _ in two.threads)
         compared += 1
     assert compared >= 30

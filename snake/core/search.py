@@ -705,6 +705,8 @@ def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
         if n_root == 1:
             stop = STOP_SINGLE
             break
+    if parity >= 0 and (stop == STOP_MAX_DEPTH or stop == STOP_PROVEN):
+        halt[0] = 1         # a helper finished the search: the other threads stop
     result[0] = best_move
     result[1] = best_score
     result[2] = best_depth
@@ -823,10 +825,11 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
     ``threads`` > 1 searches as "lazy SMP" does: helper threads run the same iterative
     deepening on the same table, every other depth (so half of them are a depth ahead of
     this thread), and what they store orders and cuts this thread's search. This thread
-    stops as it would alone; the helpers are then halted. When it stopped for its deadline,
-    the answer is the deepest completed iteration's among the threads (this thread's on a
-    tie); when it stopped for any other reason (a proof, a single move, the depth limit),
-    it is this thread's. ``halt``: an ``int64`` array of one, shared with the caller;
+    stops as it would alone, and the helpers are then halted; a helper that finishes the
+    search (a proof, the depth limit) halts this thread. Out of time or halted, the answer
+    is the deepest completed iteration's among the threads (this thread's on a tie);
+    stopped for any other reason (a proof, a single move, the depth limit), it is this
+    thread's. ``halt``: an ``int64`` array of one, shared with the caller;
     setting it non-zero stops the search and its helpers where they next read the clock
     (every :data:`CHECK_EVERY` nodes), stop reason "halted"; it is set when the search
     returns (that is how the helpers are stopped). No thread goes past
@@ -886,15 +889,21 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
                 thread.join()
     if failures:
         raise failures[0]
-    # Out of time, the deepest completed iteration answers (this thread's on a tie);
-    # otherwise this thread's answer is final (a proof, a single move, the depth limit).
+    # Out of time, or halted by a helper that finished, the deepest completed iteration
+    # answers (this thread's on a tie); otherwise this thread's answer is final (a proof,
+    # a single move, the depth limit).
     answered_by = 0
-    if int(found[0]["result"][4]) == STOP_DEADLINE:
+    if int(found[0]["result"][4]) in (STOP_DEADLINE, STOP_HALTED):
         for h in range(1, threads):
             if (found[h]["result"][0] >= 0
                     and found[h]["result"][2] > found[answered_by]["result"][2]):
                 answered_by = h
     chosen = found[answered_by]
+    stop = int(found[0]["result"][4])
+    if stop == STOP_HALTED:     # by the caller, or by a helper that finished the search
+        for f in found[1:]:
+            if int(f["result"][4]) in (STOP_MAX_DEPTH, STOP_PROVEN):
+                stop = int(f["result"][4])
     result, root_scores = chosen["result"], chosen["root_scores"]
     k = len(opponents)
     line = []
@@ -904,7 +913,7 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
     return CoreResult(
         move=int(result[0]), score=float(result[1]), depth=int(result[2]),
         nodes=int(sum(f["result"][3] for f in found)),
-        stopped=STOP_REASONS[int(found[0]["result"][4])],
+        stopped=STOP_REASONS[stop],
         root_scores={m: float(root_scores[m]) for m in range(4) if root_scores[m] > -INF},
         iterations=[(int(r[0]), int(r[1]), float(r[2]), int(r[3]), round(float(r[4]), 2))
                     for r in chosen["iterations"][:int(result[5])]],
