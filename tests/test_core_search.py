@@ -387,6 +387,7 @@ def test_threads_stop_with_the_search_and_a_node_limit_takes_one():
     import threading
     import time
     request = from_ascii(OPEN_DUEL)
+    _core_search(request.state, deadline=time.perf_counter() + 600, max_nodes=100)   # compiled
     before = threading.active_count()
     found = _core_search(request.state, deadline=time.perf_counter() + 0.2, threads=2)
     assert threading.active_count() == before           # no helper left running
