@@ -78,7 +78,7 @@ def _explain_search(search: SearchResult, letters: dict[str, str]) -> list[str]:
         f"search: {search.algorithm} ({search.engine}) with {search.evaluator} evaluation, "
         f"depth {search.depth}, {search.nodes} nodes"
         + (f" in {search.threads} threads (the answer from "
-           + ("this one" if search.answered_by == 0 else f"helper {search.answered_by}") + ")"
+           + ("the main thread" if search.answered_by == 0 else f"helper {search.answered_by}") + ")"
            if search.threads > 1 else "")
         + f", {search.since_arrival_ms} ms, stopped: {search.stopped}",
         f"  score {search.score:.4f}",

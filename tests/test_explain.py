@@ -97,6 +97,16 @@ def test_search_explanation_shows_depth_nodes_and_line(tmp_path):
     assert last.startswith(("move: left", "move: right")) and "by search" in last
 
 
+def test_a_search_in_threads_says_how_many_and_whose_answer(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUPPEPPOU_SEARCH_CORES", "2")
+    code, text = run([str(request_file(tmp_path)), "--strategy", "search[threads=2]",
+                      "--no-network"])
+    search_line = next(line for line in text.splitlines() if line.startswith("search: "))
+    assert code == 0 and " nodes in 2 threads (the answer from " in search_line
+    code, text = run([str(request_file(tmp_path)), "--strategy", "search", "--no-network"])
+    assert "threads" not in next(line for line in text.splitlines() if line.startswith("search: "))
+
+
 def test_it_says_why_food_was_or_was_not_taken(tmp_path):
     """The one food is nearer to B, which is longer: not ours by board control, and the
     move (left, away from B) does not go nearer to it."""
