@@ -41,6 +41,9 @@ MAX_SNAKES = 64
 MAX_BODY = MAX_BOARD_SIDE * MAX_BOARD_SIDE + 2
 MAX_POINTS = 4 * MAX_BOARD_SIDE * MAX_BOARD_SIDE  # food or hazards (hazards may stack)
 MAX_ID = 1024
+#: A health or a ruleset setting beyond this magnitude (the engine's are below 1,000) would
+#: overflow the arithmetic of the filter and the compact state.
+MAX_NUMBER = 1_000_000
 
 
 @dataclass(slots=True)
@@ -282,6 +285,15 @@ def _get(obj: Any, key: str, where: str, kind: type | tuple[type, ...], default:
     return value
 
 
+def _number(obj: Any, key: str, where: str, default: Any = ...) -> int:
+    """An integer field within :data:`MAX_NUMBER` either way (negative values are odd, not
+    absurd: an eliminated snake's health may be below 0)."""
+    value = _get(obj, key, where, int, default)
+    if not -MAX_NUMBER <= value <= MAX_NUMBER:
+        raise RequestError(f"{where}.{key}: out of range (beyond {MAX_NUMBER:,} either way)")
+    return value
+
+
 def _point(obj: Any, path: str) -> Point:
     if not isinstance(obj, dict):
         raise RequestError(f"{path}: expected a point {{x, y}}")
@@ -313,7 +325,7 @@ def _snake(obj: Any, path: str) -> Snake:
     body = _points(obj, "body", path, MAX_BODY, True)
     if not body:
         raise RequestError(f"{path}.body: empty")
-    health = _get(obj, "health", path, int)
+    health = _number(obj, "health", path)
     return Snake(
         id=_short_str(obj, "id", path),
         body=body,
@@ -329,17 +341,17 @@ def _snake(obj: Any, path: str) -> Snake:
 
 def parse_settings(obj: Any, path: str = "game.ruleset.settings") -> Settings:
     """``ruleset.settings`` as sent on the wire (also in recorded games): every field
-    optional (absent or ``null``: the engine's default), numbers integral, flags booleans;
-    unknown keys ignored. Raises :class:`RequestError` naming the field (under ``path``)."""
+    optional (absent or ``null``: the engine's default), numbers integral and within
+    :data:`MAX_NUMBER`, flags booleans; unknown keys ignored. Raises :class:`RequestError` naming the field (under ``path``)."""
     d = Settings()
     royale = _get(obj, "royale", path, dict, {})
     squad = _get(obj, "squad", path, dict, {})
     return Settings(
-        food_spawn_chance=_get(obj, "foodSpawnChance", path, int, d.food_spawn_chance),
-        minimum_food=_get(obj, "minimumFood", path, int, d.minimum_food),
-        hazard_damage_per_turn=_get(obj, "hazardDamagePerTurn", path, int, d.hazard_damage_per_turn),
-        shrink_every_n_turns=_get(royale, "shrinkEveryNTurns", f"{path}.royale", int,
-                                  d.shrink_every_n_turns),
+        food_spawn_chance=_number(obj, "foodSpawnChance", path, d.food_spawn_chance),
+        minimum_food=_number(obj, "minimumFood", path, d.minimum_food),
+        hazard_damage_per_turn=_number(obj, "hazardDamagePerTurn", path, d.hazard_damage_per_turn),
+        shrink_every_n_turns=_number(royale, "shrinkEveryNTurns", f"{path}.royale",
+                                     d.shrink_every_n_turns),
         allow_body_collisions=bool(_get(squad, "allowBodyCollisions", f"{path}.squad", bool, False)),
         shared_elimination=bool(_get(squad, "sharedElimination", f"{path}.squad", bool, False)),
         shared_health=bool(_get(squad, "sharedHealth", f"{path}.squad", bool, False)),

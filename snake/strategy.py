@@ -17,6 +17,7 @@ The registry of every strategy by name, the search included, is :mod:`snake.stra
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 from typing import Any
@@ -26,6 +27,8 @@ from .decision import NO_SAFE_MOVE, Decision
 from .floodfill import best_move, flood_fill_scores
 from .moves import filter_moves
 from .rules import MOVES, next_square
+
+log = logging.getLogger(__name__)
 
 #: ``Decision.note`` when the network has no block for a position.
 NO_FEATURES = "no feature block for this ruleset or board size"
@@ -94,5 +97,13 @@ class RandomStrategy:
 
 def fallback_decision(request: MoveRequest) -> Decision:
     """A legal answer that does not touch any accumulator: the filter and flood fill. Used
-    when a strategy fails, so that a parsed state still gets a considered move."""
-    return FloodFillStrategy().choose(request, None)
+    when a strategy fails, so that a parsed state still gets a considered move; should
+    flood fill fail too, the first move the filter allows (never one it knows to be
+    certain death). Raises only when the filter itself fails."""
+    try:
+        return FloodFillStrategy().choose(request, None)
+    except Exception:
+        log.exception("flood fill failed; answering the filter's first allowed move")
+    verdict = filter_moves(request.state, request.you)
+    return Decision(verdict.allowed[0] if verdict.allowed else NO_SAFE_MOVE,
+                    method="the filter's first allowed move", filter=verdict)

@@ -118,6 +118,12 @@ def test_json_that_is_not_an_object(client, payload):
     (lambda b: b["board"].__setitem__("snakes", b["board"]["snakes"] * 40), "board.snakes"),
     (lambda b: b.__setitem__("turn", -1), "turn"),
     (lambda b: b["board"]["snakes"][0]["body"][0].__setitem__("x", 10 ** 30), "board.snakes[0]"),
+    (lambda b: b["board"]["snakes"][0].__setitem__("health", -10 ** 30), "board.snakes[0].health"),
+    (lambda b: b["you"].__setitem__("health", 10 ** 7), "you.health"),
+    (lambda b: b["game"]["ruleset"].setdefault("settings", {}).__setitem__(
+        "hazardDamagePerTurn", 10 ** 30), "game.ruleset.settings.hazardDamagePerTurn"),
+    (lambda b: b["game"]["ruleset"].setdefault("settings", {}).setdefault("royale", {})
+     .__setitem__("shrinkEveryNTurns", -10 ** 9), "game.ruleset.settings.royale.shrinkEveryNTurns"),
 ])
 def test_absurd_contents(client, mutate, field):
     body = body_of()
@@ -235,6 +241,24 @@ def test_a_failing_strategy_still_answers_a_considered_move(network):
     assert r.status_code == 200 and r.json == {"move": "down"}  # the only safe move
     client = create_app(network=network, strategy=_Broken("sideways")).test_client()
     assert client.post("/move", json=body).json == {"move": "down"}
+
+
+def test_when_flood_fill_fails_too_the_answer_is_the_filters_move(network, monkeypatch):
+    """A strategy and the flood-fill fallback both failing still never answer a move the
+    filter knows to be certain death (here ``up``, the neck, and ``right``, a wall)."""
+    from snake.strategy import FloodFillStrategy
+
+    def broken(self, request, accumulator):
+        raise OverflowError("flood fill broke")
+    monkeypatch.setattr(FloodFillStrategy, "choose", broken)
+    client = create_app(network=network, strategy=_Broken()).test_client()
+    body = body_of("""
+        . . . a
+        . . . A
+        . . . .
+    """)
+    r = client.post("/move", json=body)
+    assert r.status_code == 200 and r.json == {"move": "down"}
 
 
 def test_shout_is_cut_to_256(network):
