@@ -264,15 +264,18 @@ def create_app(
     @app.get("/health")
     def health():
         stats = sessions.stats()
+        writing = game_log is None or game_log.writer_alive()
         body: dict[str, Any] = {
-            "status": "ok", "version": __version__, "pid": os.getpid(),
+            # degraded: the game log's writer has stopped (the moves are still answered)
+            "status": "ok" if writing else "degraded", "version": __version__, "pid": os.getpid(),
             "strategy": strategy.name, "network": network is not None,
             "sessions": stats["sessions"],
             "pool": ({"capacity": stats["capacity"], "free": stats["free"],
                       "created": stats["created"]} if "free" in stats else None),
             # public: no file paths here (the dashboard, which is not, shows the log's file)
             "game_log": ({"queue": game_log.queue_depth(), "dropped": game_log.dropped,
-                          "written": game_log.written} if game_log is not None else None),
+                          "written": game_log.written, "errors": game_log.errors,
+                          "writer": writing} if game_log is not None else None),
         }
         return jsonify(body)
 
@@ -303,7 +306,10 @@ def create_app(
                 "game log": str(game_log.path) if game_log is not None else "off"}
 
     def send(view) -> Response:
-        return Response(view.body, view.status, {"Content-Type": view.content_type})
+        # The pages are self-contained: nothing may be fetched from anywhere, whatever a
+        # request's text managed to put into them.
+        return Response(view.body, view.status, {"Content-Type": view.content_type,
+                                                 "Content-Security-Policy": DASHBOARD_CSP})
 
     @app.get("/games")
     def games():
@@ -352,6 +358,10 @@ def _last_resort(game: MoveRequest) -> Decision:
         log.exception("flood fill failed too; answering %s", NO_SAFE_MOVE)
         return Decision(NO_SAFE_MOVE)
 
+
+#: The dashboard's pages run their own inline script and styles and load nothing else.
+DASHBOARD_CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+                 "img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 
 _app: Flask | None = None
 

@@ -63,6 +63,9 @@ keepalive = 75
 timeout = 30
 graceful_timeout = 10
 accesslog = os.environ.get("NUPPEPPOU_ACCESS_LOG") or None
+# gunicorn's default line with the path instead of the whole request line: a query string
+# may carry the dashboard's token (?token=..., docs/dashboard.md).
+access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(f)s" "%(a)s"'
 loglevel = os.environ.get("NUPPEPPOU_LOG_LEVEL", "info").lower()
 
 

@@ -312,10 +312,21 @@ def _points(obj: Any, key: str, where: str, limit: int, required: bool) -> list[
     return [_point(p, f"{path}[{i}]") for i, p in enumerate(items)]
 
 
+def _text(value: str) -> str:
+    """``value`` as text every consumer can encode: JSON may carry lone UTF-16 surrogates
+    (``"\\ud800"``), which UTF-8 (SQLite, logs) refuses; they are kept as ``\\ud800``
+    escapes instead, so that an opponent's odd name never costs us a move."""
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _short_str(obj: Any, key: str, where: str, default: Any = ...,
                kinds: tuple[type, ...] = (str, int)) -> str:
     value = _get(obj, key, where, kinds, default)
-    value = str(value)
+    value = _text(str(value))
     if len(value) > MAX_ID:
         raise RequestError(f"{where}.{key}: too long")
     return value
@@ -334,7 +345,7 @@ def _snake(obj: Any, path: str) -> Snake:
         squad=_short_str(obj, "squad", path, ""),
         # a string on the official engine's wire; other engines send a number
         latency=_short_str(obj, "latency", path, "", (str, int, float)),
-        shout=str(_get(obj, "shout", path, str, ""))[:256],
+        shout=_text(str(_get(obj, "shout", path, str, "")))[:256],
         customizations=_get(obj, "customizations", path, dict, None),
     )
 

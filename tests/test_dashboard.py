@@ -128,6 +128,36 @@ def test_from_another_machine_the_token_opens_it(client, monkeypatch, url):
     assert client.get(url, environ_base=REMOTE).status_code == 200      # the cookie
 
 
+@pytest.mark.parametrize("url", ["/games", "/metrics"])
+def test_with_a_token_set_this_machine_needs_it_too(client, monkeypatch, url):
+    """A reverse proxy or tunnel on this machine that adds no forwarding header makes a
+    stranger's request come from loopback: with a token set, loopback is no pass."""
+    monkeypatch.setenv("NUPPEPPOU_DASHBOARD_TOKEN", "s3cret-token")
+    assert client.get(url).status_code == 401
+    assert client.get(url, headers={"Authorization": "Bearer s3cret-token"}).status_code == 200
+
+
+def test_the_pages_load_nothing_and_draw_only_real_colours(tmp_path):
+    """A snake's colour goes into the page's styles: anything but #RRGGBB (``url(...)``
+    would have the viewer's browser call the sender) is replaced; and the pages forbid
+    loading anything at all."""
+    log = GameLog(tmp_path / "games.db")
+    app = create_app(network=None, strategy="floodfill", game_log=log)
+    game = app.test_client()
+    bodies, end = game_bodies(seed=31, snakes=2, game_id="colours")
+    beacon = "url(http://198.51.100.9/beacon?who=viewer)"
+    for body in bodies + [end]:
+        for s in body["board"]["snakes"] + [body["you"]]:
+            s["customizations"] = {"color": beacon if s["id"] == "s1" else "#12AB9f"}
+    play_through(game, bodies, end)
+    assert log.flush()
+    page = game.get("/games/colours?you=s0")
+    text = page.get_data(as_text=True)
+    assert page.status_code == 200 and "198.51.100.9" not in text and "#12AB9f" in text
+    assert "default-src 'none'" in page.headers["Content-Security-Policy"]
+    assert "default-src 'none'" in game.get("/games").headers["Content-Security-Policy"]
+
+
 def test_health_is_public_and_says_how_the_service_is(client):
     for environ in ({}, REMOTE):
         health = client.get("/health", environ_base=environ)
@@ -135,7 +165,7 @@ def test_health_is_public_and_says_how_the_service_is(client):
     body = health.get_json()
     assert body["status"] == "ok" and body["strategy"] == "floodfill"
     assert body["network"] is False and body["sessions"] == 0
-    assert set(body["game_log"]) == {"queue", "dropped", "written"}     # no file path: public
+    assert set(body["game_log"]) == {"queue", "dropped", "written", "errors", "writer"}  # no path
 
 
 def test_metrics_count_moves_answers_and_depth(played):

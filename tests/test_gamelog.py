@@ -176,6 +176,65 @@ def test_a_full_queue_drops_turns_and_never_waits(db):
     assert written == accepted.count(True) and written + log.dropped == 40
 
 
+def test_a_record_that_cannot_be_written_is_dropped_alone(db):
+    """A record SQLite refuses (here text with a lone surrogate, which UTF-8 cannot hold;
+    the parser escapes such text, so this one is made by hand) costs that record only: the
+    writer goes on with the rest, and counts the error."""
+    from dataclasses import replace
+    log = GameLog(db)
+    bodies, _ = game_bodies(seed=4)
+    bad = _record(bodies[0], turn=0)
+    bad = replace(bad, game=replace(bad.game, you_name="odd \ud800 name"))
+    assert log.turn(bad)
+    for t in range(1, 4):
+        assert log.turn(_record(bodies[0], turn=t))
+    assert log.flush() and log.writer_alive()
+    turns = [r[0] for r in connect_readonly(db).execute("SELECT turn FROM turns ORDER BY turn")]
+    assert turns == [1, 2, 3] and log.errors == 1 and log.written == 3
+
+
+def test_an_odd_name_from_the_wire_is_logged_escaped(db):
+    log = GameLog(db)
+    client = create_app(network=None, strategy="floodfill", game_log=log).test_client()
+    bodies, end = game_bodies(seed=5, game_id="surrogate")
+    for body in bodies + [end]:
+        for s in body["board"]["snakes"] + [body["you"]]:
+            s["name"] = "\ud800"
+    raw = [json.dumps(b) for b in bodies]
+    assert all(r'"\ud800"' in r for r in raw)        # a lone surrogate on the wire
+    assert client.post("/start", data=raw[0], content_type="application/json").status_code == 200
+    for r in raw:
+        assert client.post("/move", data=r, content_type="application/json").status_code == 200
+    assert log.flush() and log.errors == 0 and log.writer_alive()
+    names = [r[0] for r in connect_readonly(db).execute("SELECT you_name FROM games")]
+    assert names == [r"\ud800"]
+    assert connect_readonly(db).execute("SELECT count(*) FROM turns").fetchone()[0] == len(raw)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_writer_that_died_is_started_again(db, monkeypatch):
+    log = GameLog(db)
+    client = create_app(network=None, strategy="floodfill", game_log=log).test_client()
+    real_run = GameLog._run
+    calls = []
+
+    def dies_once(self):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("a bug in the writer")
+        real_run(self)
+    monkeypatch.setattr(GameLog, "_run", dies_once)
+    bodies, _ = game_bodies(seed=6)
+    log.turn(_record(bodies[0], turn=0))          # starts the writer, which dies
+    log._thread.join(5)
+    health = client.get("/health").get_json()
+    assert health["status"] == "degraded" and health["game_log"]["writer"] is False
+    assert log.turn(_record(bodies[0], turn=1))   # a new writer; the first record is still queued
+    assert log.flush() and log.writer_alive() and log.errors == 1
+    assert connect_readonly(db).execute("SELECT count(*) FROM turns").fetchone()[0] == 2
+    assert client.get("/health").get_json()["status"] == "ok"
+
+
 def test_abandoned_when_no_end_comes(db):
     log = GameLog(db, abandon_after=0.0, maintain_every=0.05)
     bodies, _ = game_bodies(seed=5)

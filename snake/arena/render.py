@@ -25,6 +25,17 @@ from .replay import Replay, ReplayError, read_replay
 
 FALLBACK_COLORS = ("#E80978", "#2E86DE", "#F39C12", "#27AE60", "#8E44AD", "#16A085",
                    "#C0392B", "#34495E")
+#: A colour as the engine sends it (``#RRGGBB``, which the page's shading reads). Anything else is
+#: replaced: the colour is written into the page's styles, where a value such as
+#: ``url(...)`` would make the viewer's browser fetch an address of the sender's choosing.
+COLOR = re.compile(r"#[0-9A-Fa-f]{6}")
+
+
+def _color(value: Any, k: int) -> str:
+    """The snake's colour if it is one, else the ``k``-th fallback colour."""
+    if isinstance(value, str) and COLOR.fullmatch(value):
+        return value
+    return FALLBACK_COLORS[k % len(FALLBACK_COLORS)]
 
 
 def frames_of(replay: Replay) -> dict[str, Any]:
@@ -39,7 +50,7 @@ def frames_of(replay: Replay) -> dict[str, Any]:
                 custom = s.get("customizations") or {}
                 snakes[s["id"]] = {
                     "id": s["id"], "name": s.get("name") or s["id"],
-                    "color": custom.get("color") or FALLBACK_COLORS[len(snakes) % len(FALLBACK_COLORS)],
+                    "color": _color(custom.get("color"), len(snakes)),
                     "squad": s.get("squad", ""),
                 }
             frame_snakes.append({

@@ -3,15 +3,16 @@
 The service must be public (the engine calls it from the internet); its games and its
 reasoning must not be. The rule:
 
-- a request from the machine itself (a loopback address, and no ``Forwarded`` /
-  ``X-Forwarded-For`` / ``X-Real-IP`` header, which a reverse proxy on the same machine
-  adds) is let in;
-- from anywhere else, only with the token ``NUPPEPPOU_DASHBOARD_TOKEN``: sent as
-  ``Authorization: Bearer <token>`` (Prometheus, curl), or once as ``?token=<token>``,
-  which sets an HttpOnly, SameSite=Strict cookie and redirects to the address without it
-  (a browser); a missing or wrong token gets 401;
-- with no token set, nothing but loopback gets in, and everyone else gets 404, as if the
-  pages did not exist.
+- with the token ``NUPPEPPOU_DASHBOARD_TOKEN`` set, every request needs it, from this
+  machine too: sent as ``Authorization: Bearer <token>`` (Prometheus, curl), or once as
+  ``?token=<token>``, which sets an HttpOnly, SameSite=Strict cookie and redirects to the
+  address without it (a browser); a missing or wrong token gets 401. (A reverse proxy or
+  tunnel on the same machine makes every stranger's request come from loopback, and not
+  every one says so in a header: nginx's plain ``proxy_pass`` does not.)
+- with no token set, only a request from the machine itself gets in (a loopback address,
+  and no ``Forwarded`` / ``X-Forwarded-For`` / ``X-Real-IP`` header, which a proxy that
+  does say so adds); everyone else gets 404, as if the pages did not exist. Behind a
+  proxy on the same machine, set a token.
 
 Tokens are compared in constant time (:func:`hmac.compare_digest`).
 """
@@ -49,10 +50,9 @@ def is_loopback(address: str | None) -> bool:
 def check(remote_addr: str | None, headers: Mapping[str, str], cookies: Mapping[str, str],
           query_token: str | None, token: str | None) -> Verdict:
     """Whether a request may see the dashboard (see the module docstring)."""
-    if is_loopback(remote_addr) and not any(h in headers for h in FORWARDING_HEADERS):
-        return Verdict(True, 200)
     if not token:
-        return Verdict(False, 404)
+        local = is_loopback(remote_addr) and not any(h in headers for h in FORWARDING_HEADERS)
+        return Verdict(True, 200) if local else Verdict(False, 404)
     authorization = headers.get("Authorization", "")
     offered = [(authorization[7:].strip(), False)] if authorization.startswith("Bearer ") else []
     offered += [(cookies.get(COOKIE, ""), False), (query_token or "", True)]

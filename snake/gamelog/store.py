@@ -96,6 +96,7 @@ CREATE TABLE IF NOT EXISTS turns (
     reasons TEXT NOT NULL DEFAULT '{}',
     PRIMARY KEY (game_id, you_id, turn)
 );
+CREATE INDEX IF NOT EXISTS turns_by_time ON turns (received_at);
 """
 
 
@@ -230,11 +231,12 @@ class GameLog:
         self.write_every = write_every
         self.dropped = 0            # records dropped on a full queue, this process
         self.written = 0            # records committed, this process
-        self.errors = 0             # batches SQLite refused, this process
+        self.errors = 0             # batches or records not written, writer restarts, this process
         self._lock = threading.Lock()
         self._pid: int | None = None
         self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
         self._thread: threading.Thread | None = None
+        self._closed = False        # closed on purpose: a stopped writer is not restarted
 
     # -- the request side: never blocks -----------------------------------------------
 
@@ -259,17 +261,29 @@ class GameLog:
             self.dropped += 1
             return False
 
+    def writer_alive(self) -> bool:
+        """Whether this process's writer thread runs (none yet: nothing was queued)."""
+        return self._pid != os.getpid() or (self._thread is not None and self._thread.is_alive())
+
     def _ensure_writer(self) -> None:
-        if self._pid == os.getpid():
+        if self._pid == os.getpid() and self._thread is not None and self._thread.is_alive():
             return
         with self._lock:
-            if self._pid == os.getpid():
+            if self._pid == os.getpid() and self._thread is not None:
+                if not self._thread.is_alive() and not self._closed:
+                    # It died (a bug); what it had queued is still there: start another.
+                    self.errors += 1
+                    log.error("game log: the writer thread had stopped; starting another")
+                    self._thread = threading.Thread(target=self._run, name="game-log",
+                                                    daemon=True)
+                    self._thread.start()
                 return
             # A new process (a forked worker): the parent's queue and thread are not ours.
             self._queue = queue.Queue(maxsize=self.queue_size)
             self.dropped = self.written = self.errors = 0
             self._thread = threading.Thread(target=self._run, name="game-log", daemon=True)
             self._pid = os.getpid()
+            self._closed = False
             self._thread.start()
             # A worker that exits normally writes what is queued first (a kill -9 cannot).
             atexit.register(self.close, 2.0)
@@ -301,16 +315,27 @@ class GameLog:
             if conn is not None and work:
                 try:
                     conn.execute("BEGIN IMMEDIATE")
+                    written = 0
                     for b in work:
-                        if b[0] == "turn":
-                            write_turn(conn, b[1])
-                        elif b[0] == "end":
-                            write_end(conn, b[1])
-                        else:
-                            _upsert_game(conn, b[1], b[2])
+                        # One record that cannot be written (whatever the reason) is
+                        # dropped alone; the batch and the writer go on.
+                        conn.execute("SAVEPOINT record")
+                        try:
+                            if b[0] == "turn":
+                                write_turn(conn, b[1])
+                            elif b[0] == "end":
+                                write_end(conn, b[1])
+                            else:
+                                _upsert_game(conn, b[1], b[2])
+                            written += 1
+                        except Exception:
+                            self.errors += 1
+                            log.exception("game log: a %s record not written", b[0])
+                            conn.execute("ROLLBACK TO record")
+                        conn.execute("RELEASE record")
                     conn.execute("COMMIT")
-                    self.written += len(work)
-                except sqlite3.Error:
+                    self.written += written
+                except Exception:
                     self.errors += 1
                     log.exception("game log: %d records not written", len(work))
                     if conn.in_transaction:
@@ -325,8 +350,11 @@ class GameLog:
                 next_maintenance = time.monotonic() + self.maintain_every
                 try:
                     self.maintain(conn)
-                except sqlite3.Error:
+                except Exception:
+                    self.errors += 1
                     log.exception("game log: maintenance failed")
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
             if stop:
                 if conn is not None:
                     conn.close()
@@ -352,6 +380,7 @@ class GameLog:
     def close(self, timeout: float = 5.0) -> None:
         if self._pid != os.getpid() or self._thread is None:
             return
+        self._closed = True
         try:
             self._queue.put(_STOP, timeout=timeout)
         except queue.Full:
