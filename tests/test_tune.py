@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from nnue.train.tune import MIN_SPREAD, POINTS, gains, linear_head, main, signs
+from nnue.train.tune import MIN_SPREAD, MIN_TUNED_SPREAD, POINTS, gains, linear_head, main, signs
 from snake.arena.__main__ import main as arena_main
 from snake.core.control import MEASUREMENTS, N_MEASUREMENTS
 from snake.core.value_head import load_head
@@ -23,6 +23,13 @@ def test_a_linear_head_adds_its_weighed_measurements_to_the_style_logit():
         assert head.value(x) == pytest.approx(expected, abs=1e-5)    # weights in millionths
     assert (linear_head(np.zeros(N_MEASUREMENTS)).value(np.full(N_MEASUREMENTS, 0.3))
             == pytest.approx(0.3))
+    # centred on the records' means: z = w . (x - m), and at the means the style itself
+    m = rng.uniform(-0.5, 0.5, N_MEASUREMENTS)
+    centred = linear_head(w, means=m)
+    for x in rng.uniform(-0.9, 0.9, (50, N_MEASUREMENTS)):
+        expected = math.tanh(math.atanh(x[0]) + float(w @ (x - m)) / 2)
+        assert centred.value(x) == pytest.approx(expected, abs=1e-5)
+    assert centred.value(m) == pytest.approx(m[0], abs=1e-6)
 
 
 def test_tuning_moves_the_weights_by_the_pairs_results_and_resumes(tmp_path, capsys):
@@ -78,13 +85,24 @@ def test_with_records_each_weight_moves_in_units_of_its_measurements_spread(tmp_
                  "--workers", "1", "-q", "--iterations", "2", "--records", str(records)]) == 0
     state = json.loads((folder / "tune.json").read_text())
     settings, pairs = state["settings"], state["iterations"]
-    spreads = np.array(settings["spreads"])
-    assert len(spreads) == N_MEASUREMENTS and (spreads >= MIN_SPREAD).all()
+    spreads, means = np.array(settings["spreads"]), np.array(settings["means"])
+    assert len(spreads) == len(means) == N_MEASUREMENTS and (spreads >= MIN_SPREAD).all()
     assert len(set(spreads.tolist())) > 3                  # measured, not a constant
-    tuned = np.array([n != "opponents" for n in MEASUREMENTS])
+    # in a duel the others are the one other snake: "others" is "most", so not tuned
+    assert settings["untuned"]["others"] == "equal to most"
+    assert all(why.startswith("nearly constant") for name, why in settings["untuned"].items()
+               if name != "others")
+    assert all(spreads[MEASUREMENTS.index(n)] < MIN_TUNED_SPREAD
+               for n, why in settings["untuned"].items() if why.startswith("nearly"))
+    tuned = np.array([n != "opponents" and n not in settings["untuned"] for n in MEASUREMENTS])
     expected = sum(gains(settings, p["k"])[1] / spreads * p["r"] / 2
                    * signs(settings["seed"], p["k"], tuned) for p in pairs)
     assert any(p["r"] for p in pairs) and np.allclose(state["w"], expected)
+    assert all(state["w"][MEASUREMENTS.index(n)] == 0.0 for n in settings["untuned"])
+    assert [p["from"] for p in pairs] == [0, 1]            # one worker: each from the last w
+    head = load_head(folder / "head.npz")
+    shift = float(np.array(state["w"]) @ means)
+    assert np.allclose(head.b1, [-shift, shift], atol=1e-5)
 
 
 #: Two duels on 7x7, to be played from (tune --positions).

@@ -9,12 +9,18 @@ goes with winning in games played well, and that has not yet made a better searc
 (docs/training.md). This learns from the searches' own results instead: the weights move
 towards whatever wins games.
 
-**The head** is linear and residual: ``z = w . x``, ``x`` the snake's
-:data:`~snake.core.control.MEASUREMENTS`, added to the logit of the style's value (so
-``w = 0`` is the style itself; :mod:`snake.core.value_head`). It is saved as a value head
-file with two hidden units (``relu(u) - relu(-u) = u``), which the search reads like any
-other head: ``search[value_head=DIR/head.npz]``. ``--without NAME...`` keeps some weights at
-zero (``opponents`` by default: in a duel it is the same in every position, a constant).
+**The head** is linear and residual: ``z = w . (x - m)``, ``x`` the snake's
+:data:`~snake.core.control.MEASUREMENTS` and ``m`` their means over the records' duel
+positions (0 without ``--records``), added to the logit of the style's value (so ``w = 0``
+is the style itself; :mod:`snake.core.value_head`). Centred, a weight changes how positions
+compare rather than shifting every leaf's logit alike (uncentred, about two thirds of a
+perturbation's effect was such a shift, which only moves leaves against proven results).
+It is saved as a value head file with two hidden units (``relu(u) - relu(-u) = u``, the
+means in their biases), which the search reads like any other head:
+``search[value_head=DIR/head.npz]``. ``--without NAME...`` keeps some weights at zero
+(``opponents`` by default: in a duel it is the same in every position, a constant); with
+``--records``, so are those of measurements nearly constant in those positions or equal to
+another's (:func:`measured_inputs`; ``tune.json`` says which and why).
 
 **SPSA** (simultaneous perturbation stochastic approximation, Spall 1992; engines tune
 their evaluation weights this way): iteration ``k`` draws a sign for every weight,
@@ -32,9 +38,10 @@ instead of a new start: the weights then move towards what wins those positions 
 duels of four-snake games, say). With ``--records DIR...``, weight ``i`` is
 perturbed by ``c_k / s_i`` and moved by ``step_k / s_i``, ``s_i`` its measurement's standard
 deviation over the duel positions of those records (every fourth turn; at least
-:data:`MIN_SPREAD`): as if every input were standardised, so that each weight changes the
-head's output about as much (the spreads run from 0.02 to 0.66 in this machine's records);
-without it every ``s_i`` is 1.
+:data:`MIN_SPREAD`): with the means taken off, as if every input were standardised, so that
+each weight changes the head's output about as much (the spreads run from 0.02 to 0.72 in
+this machine's records); without it every ``s_i`` is 1. Each pair in ``tune.json`` records
+the number of iterations done when it was played (``from``): the ``w`` it was played from.
 
 ``DIR/tune.json`` holds the settings, ``w`` and every iteration (``r``, the two games'
 results and turns); ``DIR/head.npz`` is ``w`` as a value head file, rewritten after every
@@ -64,13 +71,22 @@ GAMMA, ALPHA = 0.101, 0.602
 POINTS = {"win": 1.0, "draw": 0.5, "loss": 0.0}
 #: The least spread a measurement is given (one that hardly varies would take huge steps).
 MIN_SPREAD = 0.02
+#: A measurement whose spread over the records' duel positions is below this is not tuned
+#: (its weight stays 0): it is nearly constant there (``short_of_food``, 0.027: 1 position in
+#: about 1,300), so the games hardly ever see it, and its weight, moved by ``step / s`` a
+#: pair, would only wander (to +5 in 300 pairs of the first run: a logit of +5 where a snake
+#: is about to starve).
+MIN_TUNED_SPREAD = 0.05
 
 
-def linear_head(w: np.ndarray, style: str = "default", meta: dict[str, Any] | None = None) -> ValueHead:
-    """The residual value head ``z = w . x`` (module docstring), for duels."""
+def linear_head(w: np.ndarray, style: str = "default", meta: dict[str, Any] | None = None,
+                means: np.ndarray | None = None) -> ValueHead:
+    """The residual value head ``z = w . (x - means)`` (module docstring), for duels
+    (``means`` 0: ``z = w . x``)."""
     w = np.asarray(w, dtype=np.float64)
-    return ValueHead(np.stack([w, -w]), np.zeros(2), np.array([1.0, -1.0]), 0.0, style=style,
-                     snakes=(2,), meta=dict(meta or {}), residual=True)
+    shift = 0.0 if means is None else float(w @ np.asarray(means, dtype=np.float64))
+    return ValueHead(np.stack([w, -w]), np.array([-shift, shift]), np.array([1.0, -1.0]), 0.0,
+                     style=style, snakes=(2,), meta=dict(meta or {}), residual=True)
 
 
 def signs(seed: int, k: int, tuned: np.ndarray) -> np.ndarray:
@@ -99,7 +115,7 @@ def play_pair(task: tuple) -> dict[str, Any]:
     files = [work / f"{k}-plus.npz", work / f"{k}-minus.npz"]
     try:
         for path, w in zip(files, (w_plus, w_minus)):
-            linear_head(np.array(w), settings["style"]).save(path)
+            linear_head(np.array(w), settings["style"], means=settings.get("means")).save(path)
         players = parse_players([f"plus=search[value_head={files[0]},{player_options(settings)}]",
                                  f"minus=search[value_head={files[1]},{player_options(settings)}]"])
         width, height = settings["size"]
@@ -182,14 +198,16 @@ class Tuning:
 
     @property
     def tuned(self) -> np.ndarray:
-        return np.array([name not in self.settings["without"] for name in MEASUREMENTS])
+        untuned = set(self.settings["without"]) | set(self.settings.get("untuned", {}))
+        return np.array([name not in untuned for name in MEASUREMENTS])
 
     @property
     def spreads(self) -> np.ndarray:
         return np.array(self.settings["spreads"], dtype=np.float64)
 
     def tasks(self, first: int, count: int) -> list[tuple]:
-        """The pairs of iterations ``first``.. ``first + count - 1``, all from today's ``w``."""
+        """The pairs of iterations ``first``.. ``first + count - 1``, all from today's ``w``
+        (each pair records that it was played from ``w`` after ``first`` iterations)."""
         out = []
         for k in range(first, first + count):
             c, _ = gains(self.settings, k)
@@ -202,7 +220,9 @@ class Tuning:
     def apply(self, played: list[dict[str, Any]], seconds: float) -> None:
         """Move ``w`` by a batch of played pairs and save."""
         w = self.w
+        first = self.done
         for pair in sorted(played, key=lambda p: p["k"]):
+            pair.setdefault("from", first)      # the w it was played from
             _, step = gains(self.settings, pair["k"])
             w += step / self.spreads * pair["r"] / 2.0 * signs(self.settings["seed"], pair["k"], self.tuned)
             self.state["iterations"].append(pair)
@@ -214,7 +234,7 @@ class Tuning:
         games = 2 * self.done
         return linear_head(self.w, self.settings["style"], {
             "tuned_by": "SPSA (nnue.train.tune)", "iterations": self.done, "games": games,
-            "settings": self.settings})
+            "settings": self.settings}, means=self.settings.get("means"))
 
     def save(self) -> None:
         temporary = self.path.with_suffix(".part")
@@ -232,22 +252,37 @@ class Tuning:
                  f"(the plus heads scored {plus:g} of {games})"]
         if self.state["seconds"]:
             lines.append(f"{games / self.state['seconds'] * 3600:.0f} games per hour of wall time")
-        lines.append("w: " + ", ".join(f"{n} {v:+.3f}" for n, v in zip(MEASUREMENTS, self.w)
-                                       if n not in self.settings["without"]))
+        lines.append("w: " + ", ".join(f"{n} {v:+.3f}" for n, v, tuned
+                                       in zip(MEASUREMENTS, self.w, self.tuned) if tuned))
+        untuned = self.settings.get("untuned", {})
+        if untuned:
+            lines.append("not tuned: " + ", ".join(f"{n} ({why})" for n, why in untuned.items()))
         return lines
 
 
-def measured_spreads(records: Sequence[str], style: str, quiet: bool) -> list[float]:
-    """Each measurement's standard deviation over the duel positions of ``records`` (every
-    fourth turn; at least :data:`MIN_SPREAD`), or all 1 without records."""
+def measured_inputs(records: Sequence[str], style: str,
+                    quiet: bool) -> tuple[list[float], list[float], dict[str, str]]:
+    """Over the duel positions of ``records`` (every fourth turn): each measurement's mean
+    and standard deviation (at least :data:`MIN_SPREAD`), and the measurements not to tune,
+    with why: nearly constant (a spread below :data:`MIN_TUNED_SPREAD`), or equal in every
+    position to one listed before it (``most`` and ``others`` in a duel: two weights on one
+    input move only through their sum). Without records: means 0, spreads 1, none left out."""
     if not records:
-        return [1.0] * N_MEASUREMENTS
+        return [0.0] * N_MEASUREMENTS, [1.0] * N_MEASUREMENTS, {}
     from .value_head import positions, record_files
 
     x = positions(record_files(records), [2], style, every=4, show_progress=not quiet)["x"]
     if len(x) < 2:
         raise ValueError(f"--records {' '.join(records)}: no duel positions to measure")
-    return [round(max(MIN_SPREAD, float(s)), 4) for s in x.std(axis=0)]
+    untuned: dict[str, str] = {}
+    for i, name in enumerate(MEASUREMENTS):
+        twin = next((MEASUREMENTS[j] for j in range(i) if np.array_equal(x[:, i], x[:, j])), None)
+        if twin is not None:
+            untuned[name] = f"equal to {twin}"
+        elif x[:, i].std() < MIN_TUNED_SPREAD:
+            untuned[name] = f"nearly constant: spread {x[:, i].std():.4f}"
+    return ([round(float(m), 6) for m in x.mean(axis=0)],
+            [round(max(MIN_SPREAD, float(s)), 4) for s in x.std(axis=0)], untuned)
 
 
 def run(args: argparse.Namespace) -> Tuning:
@@ -274,9 +309,12 @@ def run(args: argparse.Namespace) -> Tuning:
         if args.stability is None:
             # A resumed run keeps the A it was started with, whatever --iterations says now,
             settings["stability"] = kept["stability"]
-        settings["spreads"] = kept["spreads"]       # and the spreads it measured
+        for key in ("spreads", "means", "untuned"):     # and what it measured
+            if key in kept:
+                settings[key] = kept[key]
     else:
-        settings["spreads"] = measured_spreads(args.records, args.style, args.quiet)
+        settings["means"], settings["spreads"], settings["untuned"] = measured_inputs(
+            args.records, args.style, args.quiet)
     tuning = Tuning(folder, settings)
     bar = Progress(args.iterations, "tune", unit="pair", start=min(tuning.done, args.iterations),
                    enabled=not args.quiet)
