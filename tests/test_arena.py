@@ -533,17 +533,20 @@ def test_the_tally_counts_deaths_at_low_health_whatever_the_cause(capsys, tmp_pa
                  winner="A", health={"A": 3, "B": 90}, game_id="g3")       # a win
     write_record(tmp_path / "game-00004.jsonl", OPEN, {"A": "down", "B": "up"},
                  health={"A": 2, "B": 90}, game_id="g4")     # a loss, alive at the end
+    write_record(tmp_path / "game-00005.jsonl", HEAD_ON, {"A": "down", "B": "up"}, winner="",
+                 draw=True, health={"A": 5, "B": 90}, game_id="g5")   # a draw it died in
     assert tally([str(tmp_path), "--player", "mine"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("mine: 4 games, +1 =0 -3")
-    assert "its deaths by starvation (health 1 on its last turn): 0 of 3" in out
-    assert "its deaths with health 10 or less on its last turn, whatever the cause: 1 of 2\n" in out
+    assert out.startswith("mine: 5 games, +1 =1 -3")
+    assert "its deaths by starvation (health 1 on its last turn): 0 of 3\n" in out
+    assert "its deaths with health 10 or less on its last turn, whatever the cause: 2 of 3\n" in out
+    assert "how it died, by the rules: " in out and "head-collision 1" in out
     ledger = tmp_path / "ledger.jsonl"
     assert tally([str(tmp_path), "--player", "mine", "--ledger", str(ledger)]) == 0
     capsys.readouterr()
     rows = {json.loads(line)["game"]: json.loads(line) for line in ledger.read_text().splitlines()}
     assert {g: r["health_at_death"] for g, r in rows.items()} == {
-        "g1": 10, "g2": 11, "g3": None, "g4": None}
+        "g1": 10, "g2": 11, "g3": None, "g4": None, "g5": 5}
     assert tally([str(ledger)]) == 0
     assert capsys.readouterr().out == out
     # older lines: no health in two of them; the line says so
@@ -552,8 +555,8 @@ def test_the_tally_counts_deaths_at_low_health_whatever_the_cause(capsys, tmp_pa
     old = tmp_path / "old.jsonl"
     old.write_text("".join(json.dumps(r) + "\n" for r in rows.values()))
     assert tally([str(old)]) == 0
-    assert ("its deaths with health 10 or less on its last turn, whatever the cause: 1 of 1 "
-            "(2 losses of older lines without it)") in capsys.readouterr().out
+    assert ("its deaths with health 10 or less on its last turn, whatever the cause: 2 of 2 "
+            "(2 deaths of older lines without it)") in capsys.readouterr().out
     # the records given to the old ledger fill those two lines in
     assert tally([str(tmp_path), "--player", "mine", "--ledger", str(old)]) == 0
     assert "0 games added to" in (err := capsys.readouterr().err) and "2 lines filled in" in err
@@ -567,6 +570,40 @@ def test_the_tally_counts_deaths_at_low_health_whatever_the_cause(capsys, tmp_pa
 
 
 #: B cornered at the top row by A, the longer: B dies whatever it does.
+def test_a_death_before_the_turn_limit_is_a_loss_in_a_game_stopped_there(capsys, tmp_path):
+    """A game stopped at --max-turns is a draw for the snakes still alive; one that fell
+    the turn before lost (as the arena scored it)."""
+    from snake.arena.tally import main as tally
+    write_record(tmp_path / "game-00001.jsonl", """
+        A a a . . . .
+        . . . . . . .
+        . . . . . . .
+        B b b . . . .
+        . . . . . . .
+        C c c . . . .
+        . . . . . . .
+    """, [{"A": "down", "B": "up", "C": "down"}, {"A": "up", "B": "up", "C": "right"}], winner="",
+                 draw=True, game_id="capped")
+    assert tally([str(tmp_path), "--player", "mine"]) == 0
+    assert capsys.readouterr().out.startswith("mine: 1 games, +0 =0 -1")
+
+
+def test_sprt_is_refused_for_games_of_more_than_two(capsys):
+    code, _, err = run(capsys, "floodfill", "random", "-n", "4", "-g", "2", "--size", "7",
+                       "--sprt", "0,30")
+    assert code == 2 and "--sprt tests duels" in err
+
+
+HEAD_ON = """
+    . . . . . . .
+    A a a . . . .
+    . . . . . . .
+    B b b . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+"""
+
 B_CORNERED = """
     B b b . . . .
     a a a A . . .

@@ -190,6 +190,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("solo games have one snake")
     if args.ruleset != "solo" and n_snakes < 2:
         raise ValueError(f"{args.ruleset} games need at least two snakes (use --ruleset solo)")
+    if args.sprt is not None and n_snakes != 2:
+        # its Elo is a duel's: 0 Elo is a 50 % score, where even play with 4 snakes is 25 %
+        raise ValueError(f"--sprt tests duels; these games have {n_snakes} snakes")
 
     # Ask every HTTP snake for its looks once, as the CLI does; an unreachable snake stops
     # the run before it starts.

@@ -131,7 +131,9 @@ class GameSummary:
         if not self.duel_known and other.duel_known:
             self.last_duel, self.duel_known = other.last_duel, True
             filled = True
-        if not self.health_known and other.health_known:
+        if other.health_known and (not self.health_known or (
+                self.health_at_death is None and other.health_at_death is not None)):
+            # (the second: a draw it died in, which lines before 2026-11-26 left out)
             self.health_at_death, self.health_known = other.health_at_death, True
             filled = True
         return filled
@@ -231,7 +233,8 @@ def summarise(path: Path, player: str | None,
         raise ReplayError(f"{path}: no snake named {name!r}")
     alive_at_end = any(s["name"] == name for s in replay.turns[-1]["board"]["snakes"])
     outcome = outcome_of(replay, name)
-    died = not alive_at_end and outcome == "loss" and last_alive is not None
+    # a death is a loss, or a draw it fell in with the last others
+    died = not alive_at_end and outcome in ("loss", "draw") and last_alive is not None
     starved = died and last_alive["health"] == 1
     mine = [s["id"] for s in board["snakes"] if s["name"] == name]
     seats = len(mine)
@@ -303,9 +306,11 @@ def outcome_of(replay: Replay, name: str) -> str:
 
 
 def _died_last(turns: list[dict], name: str) -> bool:
-    """Whether the player was alive on the turn before the last (so it fell with the last
-    snakes: a draw)."""
-    return len(turns) >= 2 and any(s["name"] == name for s in turns[-2]["board"]["snakes"])
+    """Whether the player fell with the last snakes (a draw): no snake is left on the last
+    recorded turn, and it was alive on the turn before. (A game stopped at ``--max-turns``
+    is a draw for the snakes still alive; one that fell the turn before lost.)"""
+    return (len(turns) >= 2 and not turns[-1]["board"]["snakes"]
+            and any(s["name"] == name for s in turns[-2]["board"]["snakes"]))
 
 
 def record_files(paths: list[str]) -> list[Path]:
@@ -437,19 +442,21 @@ def report(name: str, games: list[GameSummary]) -> list[str]:
     turns = [g.turns for g in games]
     lines.append(f"  game length: median {statistics.median(turns):g} turns, "
                  f"range {min(turns)}-{max(turns)}")
-    deaths = sum(1 for g in games if g.outcome == "loss")
+    # A death: a loss, or a draw it fell in (known from its health at death; lines from
+    # before the tally looked for that count their losses).
+    dead = [g for g in games if (g.health_at_death is not None if g.health_known
+                                 else g.outcome == "loss")]
     starved = sum(g.starved for g in games)
-    lines.append(f"  its deaths by starvation (health 1 on its last turn): {starved} of {deaths}")
-    losses = [g for g in games if g.outcome == "loss"]
-    healths = [g.health_at_death for g in losses
-               if g.health_known and g.health_at_death is not None]
-    unknown = sum(not g.health_known for g in losses)
+    lines.append(f"  its deaths by starvation (health 1 on its last turn): {starved} of "
+                 f"{len(dead)}")
+    healths = [g.health_at_death for g in dead if g.health_known]
+    unknown = sum(not g.health_known for g in dead)
     if healths:
         # a snake cornered while it ran for food died of hunger as much as one that starved
         weak = sum(h <= HUNGRY_DEATH for h in healths)
         lines.append(f"  its deaths with health {HUNGRY_DEATH} or less on its last turn, "
                      f"whatever the cause: {weak} of {len(healths)}"
-                     + (f" ({unknown} losses of older lines without it)" if unknown else ""))
+                     + (f" ({unknown} deaths of older lines without it)" if unknown else ""))
     causes = Counter(g.death for g in games if g.death)
     if causes:
         trapped = sum(g.trapped for g in games if g.death)
