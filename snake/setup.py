@@ -75,7 +75,8 @@ def new_game(
     timeout: int = 500,
     names: Sequence[str] | None = None,
 ) -> GameState:
-    """Turn 0 of a new game: snakes placed, starting food, the map's hazards.
+    """Turn 0 of a new game: snakes placed, starting food (none in constrictor rulesets),
+    the map's hazards.
 
     ``squads`` gives each snake's squad (same order as ``snake_ids``); ``names`` their
     display names (default: the ids). Raises :class:`SetupError` (a ``ValueError``) for
@@ -108,7 +109,9 @@ def new_game(
             name=names[i] if names is not None else snake_id,
             squad=squads[i] if squads is not None else "",
         ))
-    if game_map.has_food:
+    # Constrictor games start without food, as the official engine's do (its setup runs
+    # the ruleset's stages once, and constrictor's removes all food).
+    if game_map.has_food and "constrictor" not in ruleset.name:
         board.food = place_food(board, rng)
     board.hazards = game_map.static_hazards(width, height)
     game = Game(id=game_id, ruleset=ruleset, map=map, timeout=timeout)

@@ -181,7 +181,11 @@ def test_a_finished_game_does_not_move():
     . . .
     A a .
     . . .
+    B b .
     """).state
+    # B fell on an earlier turn: a duel down to one snake is over (one snake alone from
+    # the start would be played as solo, tests/test_rules.py)
+    state.board.snake("B").eliminated_cause = "wall-collision"
     packed = core.encode(state)
     after, changes = core.apply_rules(packed, {"A": "right"}, report=True)
     assert np.array_equal(after.s, packed.s) and len(changes) == 0

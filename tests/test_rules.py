@@ -633,6 +633,36 @@ def _play(seed: int, ruleset: str, map_id: str = "standard") -> GameState:
     return state
 
 
+def test_a_game_of_one_snake_is_played_as_solo_whatever_the_ruleset():
+    """The official CLI plays one snake (``battlesnake play`` with one URL) with the solo
+    game-over test in any ruleset: the game goes on until that snake is out, and the
+    compiled core and the search play it so."""
+    from snake import core
+    from snake.search.strategy import SearchStrategy
+    drawing = """
+        . . . . . . .
+        . . . . . . .
+        . A a a . . .
+        . . . . . . .
+        . . . . . . .
+    """
+    for ruleset in ("standard", "royale", "wrapped", "constrictor"):
+        state = board(drawing, ruleset=ruleset)
+        assert not is_game_over(state)
+        packed = core.encode(state)
+        assert not core.step.is_game_over(packed.g, packed.s)
+        after = apply_rules(state, {"A": "left"})
+        assert snake(after, "A").body[0] == (0, 2) and not is_game_over(after)
+        out = apply_rules(after, {"A": "left"})
+        if ruleset != "wrapped":
+            assert snake(out, "A").eliminated_cause == "wall-collision" and is_game_over(out)
+            assert outcome(out, "A") == "loss"
+    from snake.diagram import from_ascii
+    result = SearchStrategy(engine="compiled", max_depth=6, think_ms=60_000).search(
+        from_ascii(drawing))
+    assert result.stopped != "proven" and result.depth == 6 and abs(result.score) < 1
+
+
 @pytest.mark.parametrize("ruleset,map_id", [
     ("standard", "standard"), ("royale", "standard"), ("constrictor", "standard"),
     ("wrapped", "hz_spiral"), ("squad", "standard"), ("standard", "royale"),
@@ -651,8 +681,10 @@ def test_play_turn_on_a_finished_game_only_runs_the_map_and_the_turn():
         . . . .
         A a . .
         . . . .
-        . . . .
+        . . B b
     """, turn=3)
+    # B fell on an earlier turn: a duel down to one snake is over
+    snake(state, "B").eliminated_cause, snake(state, "B").eliminated_on_turn = "wall-collision", 2
     assert is_game_over(state)
     after = play_turn(state, {"A": "up"}, random.Random(0))
     assert after.turn == 4

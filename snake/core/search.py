@@ -96,7 +96,7 @@ def terminal_value(g, s, you, ply):
     alive = s[g[G_CAUSE] + you] == ALIVE
     if not over:
         return NOT_TERMINAL if alive else -WIN + ply
-    if g[G_PIPELINE] == SOLO:
+    if g[G_PIPELINE] == SOLO or g[G_N] == 1:     # solo, or one snake played as solo
         return -WIN + ply
     first_living = -1
     final_turn = 0

@@ -189,7 +189,7 @@ def game_over_by_squad(g, s):
 @njit(**JIT)
 def is_game_over(g, s):
     pipeline = g[G_PIPELINE]
-    if pipeline == SOLO:
+    if pipeline == SOLO or g[G_N] == 1:     # a game of one snake is played as solo
         return game_over_solo_snake(g, s)
     if pipeline == SQUAD:
         return game_over_by_squad(g, s)

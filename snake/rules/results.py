@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..board import GameState, Snake
-from .stages import is_game_over
+from .stages import is_game_over, plays_solo
 
 
 def outcome(state: GameState, snake_id: str) -> str:
@@ -11,8 +11,8 @@ def outcome(state: GameState, snake_id: str) -> str:
 
     Win: the snake is the last one alive (squad: its squad is the one left). Draw: nobody
     is left and the snake was eliminated on the final turn together with every other
-    snake still alive before it. Loss otherwise, and always in solo (a solo game is
-    scored by its length instead). Raises ``ValueError`` if the game is not over or the
+    snake still alive before it. Loss otherwise, and always in solo, or a game of one snake
+    (:func:`~.stages.plays_solo`; such a game is scored by its length instead). Raises ``ValueError`` if the game is not over or the
     snake is unknown."""
     board = state.board
     snake = board.snake(snake_id)
@@ -21,7 +21,7 @@ def outcome(state: GameState, snake_id: str) -> str:
     if not is_game_over(state):
         raise ValueError("the game is not over")
     ruleset = state.game.ruleset.name
-    if ruleset == "solo":
+    if plays_solo(state):
         return "loss"
     living = [s for s in board.snakes if not s.eliminated_cause]
     if living:
@@ -44,6 +44,8 @@ def outcome_at_end(state: GameState, you: Snake, last_turn: int | None = None) -
     ``draw``: no one is left and ``you`` fell on the final turn. ``unfinished``: ``you`` and
     others are still alive (a game stopped early). ``ended``: solo, which has no winner
     (:func:`outcome` counts it a loss; a solo game is scored by its length)."""
+    # (by name: the /end of a duel we won lists us alone, which plays_solo cannot tell
+    # from a game of one snake)
     if state.game.ruleset.name == "solo":
         return "ended"
     living = [s for s in state.board.snakes if not s.eliminated_cause]

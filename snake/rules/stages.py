@@ -405,9 +405,20 @@ STAGES: dict[str, tuple[tuple[str, Stage], ...]] = {
 }
 
 
+def plays_solo(state: GameState) -> bool:
+    """Whether the game is played as solo: the solo ruleset, or a game of one snake in any
+    other (the official CLI plays one snake with the solo game-over test whatever the
+    ruleset, ``WithSolo``: until that snake is out). ``board.snakes`` keeps the snakes
+    eliminated in play, so a duel down to one snake is still a duel; a request lists the
+    living only, and the engine asks no move of a game that is over."""
+    return state.game.ruleset.name == "solo" or len(state.board.snakes) == 1
+
+
 def is_game_over(state: GameState) -> bool:
-    """The ruleset's game-over test (:data:`GAME_OVER`; others: ``standard``)."""
-    return GAME_OVER.get(state.game.ruleset.name, GAME_OVER["standard"])[1](state)
+    """The ruleset's game-over test (:data:`GAME_OVER`; others: ``standard``; solo's when
+    :func:`plays_solo`)."""
+    name = "solo" if plays_solo(state) else state.game.ruleset.name
+    return GAME_OVER.get(name, GAME_OVER["standard"])[1](state)
 
 
 def apply_rules(state: GameState, moves: Mapping[str, str], *,
