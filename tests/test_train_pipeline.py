@@ -156,3 +156,10 @@ def test_merge_joins_finished_chunks_of_several_runs(data_dir, tmp_path):
         merge.merge(merged, [a])
     with pytest.raises(merge.MergeError, match="different kinds"):
         merge.merge(tmp_path / "mixed", [a, data_dir])        # random games
+    # a run with a's seed holds a's games (and, with another --holdout, in other splits)
+    c = tmp_path / "c"
+    selfplay.main(["--out", str(c), "--games", "1", "--nodes", "60", "--chunk", "1",
+                   "--seed", "11", "--workers", "1", "--holdout", "0.1", "--opening", "0",
+                   "--quiet"])
+    with pytest.raises(merge.MergeError, match="share a --seed"):
+        merge.merge(tmp_path / "same-seed", [a, c])

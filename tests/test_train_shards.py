@@ -99,3 +99,33 @@ def test_datagen_splits_by_game_and_is_reproducible(tmp_path):
     with pytest.raises(SystemExit):
         generate(parse_args(["--out", str(tmp_path / "a"), "--games", "60", "--seed", "4",
                              "--workers", "1", "--chunk", "25", "--holdout", "0.2", "--quiet"]))
+
+
+def test_datagen_resumed_with_other_settings_or_more_games(tmp_path, monkeypatch):
+    """A run stopped before its end still refuses other settings (its settings are written
+    before any game), so a game cannot land in two splits; a run given more --games plays
+    its last chunk again in full instead of leaving the games past the old end out."""
+    from nnue.train import datagen
+    out = tmp_path / "d"
+    args = ["--out", str(out), "--seed", "3", "--workers", "1", "--chunk", "20", "--quiet"]
+    real = datagen.run_chunk
+
+    def stops_at_chunk_1(task):
+        if task[2] == 1:
+            raise KeyboardInterrupt
+        return real(task)
+    monkeypatch.setattr(datagen, "run_chunk", stops_at_chunk_1)
+    with pytest.raises(KeyboardInterrupt):
+        generate(parse_args(args + ["--games", "30", "--holdout", "0.2"]))
+    monkeypatch.setattr(datagen, "run_chunk", real)
+    assert (out / "chunk-00000.json").is_file() and not (out / "chunk-00001.json").is_file()
+    with pytest.raises(SystemExit, match="other"):
+        generate(parse_args(args + ["--games", "30", "--holdout", "0.3"]))
+    generate(parse_args(args + ["--games", "30", "--holdout", "0.2"]))     # the rest
+    grown = generate(parse_args(args + ["--games", "50", "--holdout", "0.2"]))
+    games = set()
+    for split in ("train", "val", "test"):
+        games |= set(load_split(out, split).games.tolist())
+    assert sum(sum(grown["counts"][s]["games"]) for s in ("train", "val", "test")) \
+        == 50 - sum(grown["capped_games"])
+    assert max(games) >= 40                      # the games past the old end are there

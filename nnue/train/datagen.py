@@ -218,13 +218,24 @@ def _empty_counts() -> dict[str, dict[str, list[int]]]:
     return {s: {"games": [0] * N_BLOCKS, "positions": [0] * N_BLOCKS} for s in SPLITS}
 
 
+def chunk_done(marker: Path, first: int, count: int) -> bool:
+    """Whether the chunk of games ``[first, first + count)`` is done: its marker says so
+    for those very games. A marker of other games (the last chunk of a run grown with more
+    --games) means the chunk is played again, its shards replaced; a marker written before
+    markers said which games (no ``first``) is taken at its word."""
+    if not marker.is_file():
+        return False
+    kept = json.loads(marker.read_text())
+    return "first" not in kept or (kept["first"], kept["count"]) == (first, count)
+
+
 def run_chunk(task: tuple[str, int, int, int, int, int, float]) -> dict:
     """Play games ``[first, first + count)`` and write this chunk's shards; returns its
     counts (also written to ``chunk-<n>.json``, the marker that the chunk is done)."""
     out, seed, chunk, first, count, max_turns, holdout = task
     out_dir = Path(out)
     marker = out_dir / f"chunk-{chunk:05d}.json"
-    if marker.is_file():
+    if chunk_done(marker, first, count):
         return json.loads(marker.read_text()) | {"skipped": True}
     t0 = time.monotonic()
     builders = {s: PositionBuilder() for s in SPLITS}
@@ -297,6 +308,12 @@ def generate(args: argparse.Namespace, argv: list[str] | None = None) -> dict:
                 != (args.seed, args.chunk, args.max_turns, args.holdout)):
             raise SystemExit(f"{out} holds data made with other --seed/--chunk/--max-turns/"
                              "--holdout; use another --out")
+    else:
+        # Written before any game, so that a stopped run's directory refuses other settings
+        # (replaced by the full meta at the end).
+        meta_path.write_text(json.dumps({"seed": args.seed, "chunk": args.chunk,
+                                         "max_turns": args.max_turns, "holdout": args.holdout,
+                                         "source": "random games"}, indent=1))
     tasks = [(str(out), args.seed, c, first, min(args.chunk, args.games - first), args.max_turns,
               args.holdout)
              for c, first in enumerate(range(0, args.games, args.chunk))]
@@ -304,7 +321,7 @@ def generate(args: argparse.Namespace, argv: list[str] | None = None) -> dict:
     totals = _empty_counts()
     capped = [0] * N_BLOCKS
     turns = [0] * N_BLOCKS
-    finished = [t for t in tasks if (out / f"chunk-{t[2]:05d}.json").is_file()]
+    finished = [t for t in tasks if chunk_done(out / f"chunk-{t[2]:05d}.json", t[3], t[4])]
     for t in finished:
         if json.loads((out / f"chunk-{t[2]:05d}.json").read_text()).get("blocks") != list(BLOCK_NAMES):
             raise SystemExit(f"{out} holds chunks counted with another block numbering (made "

@@ -61,6 +61,12 @@ def merge(out: str | Path, sources: list[str | Path], command: str = "") -> dict
     kinds = {_kind(m) for m in metas}
     if len(kinds) != 1:
         raise MergeError(f"sources of different kinds ({', '.join(sorted(kinds))}) are not merged")
+    seeds = [m.get("seed") for m in metas]
+    if len(set(seeds)) != len(seeds):
+        # game n of a run is set up (and put in its split) from (seed, n): two runs with one
+        # seed hold the same games, in other splits when their --holdout differs
+        raise MergeError(f"sources share a --seed ({seeds}): their games would be counted "
+                         "twice, and could fall in two splits")
     described = [{"dir": str(src), "command": m.get("command"), **_settings(m)}
                  for src, m in zip(sources, metas)]
     if (out / "meta.json").is_file():

@@ -66,7 +66,7 @@ from snake.strategy import random_move
 
 from snake.core.search import PROVEN
 
-from .datagen import DEFAULT_HOLDOUT, DataGame, RecordedGame, record_game
+from .datagen import DEFAULT_HOLDOUT, DataGame, RecordedGame, chunk_done, record_game
 from .shards import BLOCK_NAMES, SPLITS, PositionBuilder, save_shard
 
 #: (ruleset, side, snakes, weight): the kinds of game and how often each is played.
@@ -150,7 +150,8 @@ def play_game(spec: SelfPlayGame, nodes: int, max_turns: int = DEFAULT_MAX_TURNS
             return random_move(state, snake, rng), None
         result = search.search(MoveRequest(state, snake))
         if result.move is None:
-            return random_move(state, snake, rng), 0.5, np.full(4, 0.5, np.float32)
+            # Nothing completed: no score for any move, so the position is played, not kept.
+            return random_move(state, snake, rng), None
         if result.move not in result.scores:
             # No iteration completed (the move is a cut-short first iteration's): no score
             # to trust for any move, so the position is played but not kept.
@@ -175,7 +176,7 @@ def run_chunk(task: tuple) -> dict:
      keep_capped) = task
     out_dir = Path(out)
     marker = out_dir / f"chunk-{chunk:05d}.json"
-    if marker.is_file():
+    if chunk_done(marker, first, count):
         return json.loads(marker.read_text()) | {"skipped": True}
     t0 = time.monotonic()
     builders = {s: PositionBuilder() for s in SPLITS}
@@ -264,7 +265,7 @@ def generate(args: argparse.Namespace, argv: list[str] | None = None) -> dict:
     # Written before any game, so a run stopped by hand still says what it is.
     meta_path.write_text(json.dumps(settings | {"source": "self-play", "games_requested": args.games},
                                     indent=1))
-    done_before = sum(t[4] for t in tasks if (out / f"chunk-{t[2]:05d}.json").is_file())
+    done_before = sum(t[4] for t in tasks if chunk_done(out / f"chunk-{t[2]:05d}.json", t[3], t[4]))
     bar = Progress(args.games, "selfplay", unit="game", start=done_before, enabled=not args.quiet)
     totals = {s: {"games": [0] * N_BLOCKS, "positions": [0] * N_BLOCKS} for s in SPLITS}
     capped = 0
