@@ -429,3 +429,36 @@ def test_training_positions_from_the_game_log(db, tmp_path):
                         float(p.targets[k])))
     assert sorted(got) == sorted(expected)
     assert np.isfinite([t for _, t in got]).all()
+
+
+def test_from_the_log_a_result_we_could_not_see_is_no_target():
+    """We (A) fell on turn 1→2; B and C, alive on our last turn, were gone at the /end of
+    turn 5 with no one left. Whether each fell on the final turn (a draw) or before (a
+    loss) is not in our log, so their positions are left out; ours is a loss."""
+    from types import SimpleNamespace
+
+    from nnue.train.from_game_log import game_positions
+    from snake.diagram import from_ascii
+    t0 = state_to_request(from_ascii("""
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . B b b . . .
+        . . . . . . .
+        . C c c . . .
+        A a a . . . .
+    """, turn=0).state, "A")
+    t1 = state_to_request(from_ascii("""
+        . . . . . . .
+        . . . . . . .
+        . B . . . . .
+        . b b . . . .
+        . C . . . . .
+        A c c . . . .
+        a a . . . . .
+    """, turn=1).state, "A")
+    end = json.loads(json.dumps(t1))
+    end["turn"], end["board"]["snakes"] = 5, []
+    rows = game_positions(SimpleNamespace(turns=[t0, t1, end]))
+    assert [(move, target, turn) for _, move, target, _, turn in rows] == [(0, 0.0, 0)]  # A: up
+

@@ -7,7 +7,10 @@ replayed from the bodies we received. A position is a living snake on a recorded
 next turn is recorded too, so its move is known (read off its next head): ours and every
 opponent's, each from its own view (:func:`nnue.features.active_features`), with its own
 result as the target (SPEC section 5: 1 win, 0.5 draw, 0 loss), read off the final body by
-:func:`snake.rules.outcome_at_end` with the last turn that snake was seen on. Games the
+:func:`snake.rules.outcome_at_end` with the last turn that snake was seen on. When no one
+is left at the end, a snake still alive on our last recorded turn, before the final one,
+has no known result (it drew if it fell on the final turn, and the engine sends us no turn
+after our death): its positions are left out. Games the
 network has no features for (other rulesets or board sizes) are skipped and counted.
 
 The split (train / val / test) is drawn per game from its id, so a game never straddles two
@@ -54,8 +57,15 @@ def game_positions(replay) -> list[tuple]:
             last_seen[s.id] = state.turn
             snakes[s.id] = s
     targets = {}
+    # Our last /move: after it the engine sends us nothing until /end, so a snake alive
+    # then and gone at the end fell on some turn we did not see.
+    watched_until = states[-2].turn if len(states) >= 2 else final.turn
+    us = replay.turns[0]["you"]["id"]
     for sid, snake in snakes.items():
         alive = final.board.snake(sid)
+        if (sid != us and alive is None and not final.board.snakes
+                and last_seen[sid] == watched_until < final.turn - 1):
+            continue     # a draw if it fell on the final turn, else a loss: cannot be told
         result = outcome_at_end(final, alive if alive is not None else snake,
                                 last_seen[sid] if alive is None else None)
         if result in TARGET:
