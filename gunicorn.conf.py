@@ -51,8 +51,10 @@ if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
 
 bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("NUPPEPPOU_WORKERS", "2"))
-# The compiled search shares each worker's part of the machine among its games in flight.
-os.environ.setdefault("NUPPEPPOU_SEARCH_CORES", str(max(1, (os.cpu_count() or 1) // workers)))
+# The compiled search shares each worker's part of the machine among its games in flight:
+# set in post_fork from the workers gunicorn really runs (-w overrides this file), unless
+# given.
+_CORES_GIVEN = bool(os.environ.get("NUPPEPPOU_SEARCH_CORES"))
 threads = int(os.environ.get("NUPPEPPOU_THREADS") or _default_threads())
 worker_class = "gthread"
 # Load the app, and with it the network, once in the master before forking: the workers
@@ -87,6 +89,11 @@ def post_fork(server, worker):
     search past its deadline then waits less for its turn to answer (measured in
     docs/server.md: at 32 searching games the p99 fell from 1.26 s to 0.79 s)."""
     sys.setswitchinterval(0.001)
+    if not _CORES_GIVEN:
+        # this worker's share of the cores the machine (or its container) gives us
+        from snake.search.strategy import available_cores
+
+        os.environ["NUPPEPPOU_SEARCH_CORES"] = str(max(1, available_cores() // server.cfg.workers))
     # Everything loaded before the fork (the app, the network, the compiled code's Python
     # objects) lives as long as the worker: keep it out of the cyclic collector's scans,
     # which hold the GIL and otherwise stall every thread of the worker for milliseconds.

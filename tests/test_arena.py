@@ -274,7 +274,8 @@ def test_each_game_process_searches_on_its_share_of_the_cores(capsys, monkeypatc
     monkeypatch.delenv("NUPPEPPOU_SEARCH_CORES", raising=False)
     args = ["counter", "random", "-g", "1", "--size", "7", "--parallel", "1", "--max-turns", "3"]
     assert run(capsys, *args)[0] == 0
-    assert seen and set(seen) == {str(os.cpu_count() or 1)}
+    from snake.search.strategy import available_cores
+    assert seen and set(seen) == {str(available_cores())}
     assert "NUPPEPPOU_SEARCH_CORES" not in os.environ
     seen.clear()
     monkeypatch.setenv("NUPPEPPOU_SEARCH_CORES", "3")

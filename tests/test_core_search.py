@@ -451,3 +451,36 @@ def test_a_search_uses_threads_only_on_cores_no_other_search_holds(monkeypatch):
     assert limited.threads == 1 and limited.stopped == "nodes"
     with pytest.raises(ValueError, match="threads"):
         make_search_strategy("search", overrides={"threads": 0})
+
+
+def test_the_cores_available_count_a_containers_quota(tmp_path, monkeypatch):
+    """os.cpu_count() counts the host's CPUs; a container's quota may allow fewer, and
+    searches sized to the host would answer late."""
+    import os
+
+    from snake.search import strategy
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    (v2 / "cpu.max").write_text("150000 100000\n")
+    assert strategy.cgroup_cpu_quota(str(v2)) == 1.5
+    (v2 / "cpu.max").write_text("max 100000\n")
+    assert strategy.cgroup_cpu_quota(str(v2)) is None
+    v1 = tmp_path / "v1"
+    (v1 / "cpu").mkdir(parents=True)
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("200000")
+    (v1 / "cpu" / "cpu.cfs_period_us").write_text("100000")
+    assert strategy.cgroup_cpu_quota(str(v1)) == 2.0
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("-1")
+    assert strategy.cgroup_cpu_quota(str(v1)) is None
+    assert strategy.cgroup_cpu_quota(str(tmp_path / "none")) is None
+    monkeypatch.setattr(strategy, "cgroup_cpu_quota", lambda: 1.5)
+    assert strategy.available_cores() == 1
+    monkeypatch.setattr(strategy, "cgroup_cpu_quota", lambda: None)
+    assert strategy.available_cores() == len(os.sched_getaffinity(0))
+    # a strategy reads the cores when a move is asked: a worker sets them after the fork
+    monkeypatch.setenv("NUPPEPPOU_SEARCH_CORES", "3")
+    search = SearchStrategy(engine="compiled")
+    assert search.cores == 3
+    monkeypatch.setenv("NUPPEPPOU_SEARCH_CORES", "1")
+    assert search.cores == 1
+

@@ -245,7 +245,8 @@ def run(args: argparse.Namespace) -> int:
     # ``threads``, take only that share), unless the environment says otherwise.
     cores_before = os.environ.get("NUPPEPPOU_SEARCH_CORES")
     if not cores_before:
-        os.environ["NUPPEPPOU_SEARCH_CORES"] = str(max(1, (os.cpu_count() or 1) // parallel))
+        from ..search.strategy import available_cores
+        os.environ["NUPPEPPOU_SEARCH_CORES"] = str(max(1, available_cores() // parallel))
     try:
         if parallel == 1:
             _WORKER.update(network=network)

@@ -53,16 +53,52 @@ DEFAULT_MAX_CONCURRENT = 2
 MIN_SHARE_MS = 10.0
 
 
+def available_cores() -> int:
+    """The cores this process may run on: the CPUs it is allowed (its affinity, which
+    pinning and cpusets narrow), fewer when its container's CPU quota is lower (cgroup v2
+    ``cpu.max``, v1 ``cpu.cfs_quota_us``; a quota of 1.5 CPUs counts 1). ``os.cpu_count()``
+    counts the host's: in a 2-CPU container on a 32-core host it says 32, and searches
+    sized to it would all answer late."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    quota = cgroup_cpu_quota()
+    if quota is not None:
+        cores = min(cores, int(quota))
+    return max(1, cores)
+
+
+def cgroup_cpu_quota(root: str = "/sys/fs/cgroup") -> float | None:
+    """The container's CPU quota in CPUs, from the cgroup files under ``root`` (``None``:
+    no quota, or none known)."""
+    try:
+        with open(os.path.join(root, "cpu.max")) as f:      # v2: "max 100000", "200000 100000"
+            quota, period = f.read().split()[:2]
+        return None if quota == "max" else int(quota) / int(period)
+    except (OSError, ValueError):
+        pass
+    try:
+        with open(os.path.join(root, "cpu", "cpu.cfs_quota_us")) as f:     # v1
+            quota = int(f.read())
+        with open(os.path.join(root, "cpu", "cpu.cfs_period_us")) as f:
+            period = int(f.read())
+        return None if quota <= 0 or period <= 0 else quota / period
+    except (OSError, ValueError):
+        return None
+
+
 def default_cores() -> int:
     """Cores one server process may search on: ``NUPPEPPOU_SEARCH_CORES`` (gunicorn.conf.py
-    sets it to the machine's cores divided among its workers), else every core."""
+    sets it in each worker to the cores available divided among the workers), else every
+    core available (:func:`available_cores`)."""
     value = os.environ.get("NUPPEPPOU_SEARCH_CORES")
     if value:
         try:
             return max(1, int(value))
         except ValueError:
             raise ValueError(f"NUPPEPPOU_SEARCH_CORES={value!r}: expected an integer") from None
-    return os.cpu_count() or 1
+    return available_cores()
 
 
 class SearchStrategy:
@@ -166,7 +202,8 @@ class SearchStrategy:
         self.exact_root = bool(exact_root)
         self.last_chance = bool(last_chance)
         self.replies = replies
-        self.cores = default_cores()
+        self._cores: int | None = None     # None: default_cores(), read at each move
+        default_cores()                     # (a bad NUPPEPPOU_SEARCH_CORES fails here)
         self.threads = int(threads)
         self._helpers = 0            # helper threads of the searches in flight
         self._in_flight = 0
@@ -205,6 +242,17 @@ class SearchStrategy:
             if self.engine == "compiled" and self._in_flight > self.cores:
                 ms = max(MIN_SHARE_MS, ms * self.cores / self._in_flight)
         return Budget.after(ms, started=started, max_nodes=self.max_nodes)
+
+    @property
+    def cores(self) -> int:
+        """The cores this process's searches share: :func:`default_cores` when the move is
+        asked (gunicorn's workers set theirs after the fork, when the strategy already
+        exists), unless set."""
+        return self._cores if self._cores is not None else default_cores()
+
+    @cores.setter
+    def cores(self, value: int) -> None:
+        self._cores = int(value)
 
     def search_threads(self) -> int:
         """Threads a compiled search starting now gets: its own, and helpers (at most
