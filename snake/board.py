@@ -353,7 +353,8 @@ def _snake(obj: Any, path: str) -> Snake:
 def parse_settings(obj: Any, path: str = "game.ruleset.settings") -> Settings:
     """``ruleset.settings`` as sent on the wire (also in recorded games): every field
     optional (absent or ``null``: the engine's default), numbers integral and within
-    :data:`MAX_NUMBER`, flags booleans; unknown keys ignored. Raises :class:`RequestError` naming the field (under ``path``)."""
+    :data:`MAX_NUMBER`, flags booleans; unknown keys ignored. Raises
+    :class:`RequestError` naming the field (under ``path``)."""
     d = Settings()
     royale = _get(obj, "royale", path, dict, {})
     squad = _get(obj, "squad", path, dict, {})

@@ -50,9 +50,9 @@ from .control import LIMIT, control_value, workspace
 from .jit import JIT
 from .occupancy import candidate_moves, cheap_move
 from .state import (ALIVE, G_CAUSE, G_CELLS, G_FOOD, G_HEALTH, G_LENGTH, G_N, G_WIDTH,
-                    G_ON_TURN, G_PIPELINE, G_SIZE, G_SQUAD, S_N_FOOD, S_N_HAZARDS, SOLO, SQUAD,
+                    G_ON_TURN, G_PIPELINE, G_SIZE, G_SQUAD, S_N_FOOD, S_N_HAZARDS, SQUAD,
                     Packed)
-from .step import OVERFLOW, apply_rules, is_game_over, piece_between, segment
+from .step import OVERFLOW, apply_rules, is_game_over, piece_between, plays_solo, segment
 
 # The network's compiled pieces (nnue imports the core's state and step, never this module).
 from nnue.feature_transformer import apply_changes, refresh as refresh_accumulator  # noqa: E402
@@ -96,7 +96,7 @@ def terminal_value(g, s, you, ply):
     alive = s[g[G_CAUSE] + you] == ALIVE
     if not over:
         return NOT_TERMINAL if alive else -WIN + ply
-    if g[G_PIPELINE] == SOLO or g[G_N] == 1:     # solo, or one snake played as solo
+    if plays_solo(g):
         return -WIN + ply
     first_living = -1
     final_turn = 0
@@ -585,8 +585,8 @@ def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
     """Iterative deepening from ``root`` until ``deadline`` (monotonic seconds), ``max_nodes``
     or ``max_depth``, or until another thread sets ``halt[0]`` (checked with the clock).
     ``parity`` -1 searches every depth; 0 or 1 only the even or odd ones (a helper thread
-    of :func:`run`, a depth ahead of the main thread half the time). Writes ``result`` (best move, score, depth, nodes, stop reason,
-    iterations recorded, principal variation length), ``root_scores`` (per move, of the last
+    of :func:`run`, a depth ahead of the main thread half the time). Writes ``result``
+    (best move, score, depth, nodes, stop reason, iterations recorded, principal variation length), ``root_scores`` (per move, of the last
     completed iteration; -INF for moves not searched), ``iterations`` (rows: depth, move,
     score, nodes, ms) and ``pv_out`` (rows: your move, the opponents' joint code).
 

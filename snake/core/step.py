@@ -187,9 +187,16 @@ def game_over_by_squad(g, s):
 
 
 @njit(**JIT)
+def plays_solo(g):
+    """The twin of :func:`snake.rules.stages.plays_solo`: the solo ruleset, or a game of
+    one snake in any other."""
+    return g[G_PIPELINE] == SOLO or g[G_N] == 1
+
+
+@njit(**JIT)
 def is_game_over(g, s):
     pipeline = g[G_PIPELINE]
-    if pipeline == SOLO or g[G_N] == 1:     # a game of one snake is played as solo
+    if plays_solo(g):
         return game_over_solo_snake(g, s)
     if pipeline == SQUAD:
         return game_over_by_squad(g, s)

@@ -12,8 +12,8 @@ def outcome(state: GameState, snake_id: str) -> str:
     Win: the snake is the last one alive (squad: its squad is the one left). Draw: nobody
     is left and the snake was eliminated on the final turn together with every other
     snake still alive before it. Loss otherwise, and always in solo, or a game of one snake
-    (:func:`~.stages.plays_solo`; such a game is scored by its length instead). Raises ``ValueError`` if the game is not over or the
-    snake is unknown."""
+    (:func:`~.stages.plays_solo`; such a game is scored by its length instead). Raises
+    ``ValueError`` if the game is not over or the snake is unknown."""
     board = state.board
     snake = board.snake(snake_id)
     if snake is None:
