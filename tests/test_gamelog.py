@@ -13,6 +13,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -396,7 +397,7 @@ def test_training_positions_from_the_game_log(db, tmp_path):
     app = create_app(network=None, strategy="floodfill", game_log=log)
     client = app.test_client()
     expected = []
-    finished = 0
+    finished = died = 0
     for seed in range(5):
         final: list = []
         bodies, end = game_bodies(seed=50 + seed, snakes=3, side=11, final=final)
@@ -415,9 +416,16 @@ def test_training_positions_from_the_game_log(db, tmp_path):
                 if s.id in alive_next:
                     expected.append((sorted(active_features(request.state, s).tolist()),
                                      targets[s.id]))
+        if "s0" not in {s["id"] for s in end["board"]["snakes"]}:
+            # the move that ended us is a position too (the /end body shows where it went)
+            last = parse_request(bodies[-1])
+            expected.append((sorted(active_features(last.state, last.you).tolist()),
+                             targets["s0"]))
+            died += 1
     assert log.flush()
     meta = write_from_game_log(db, tmp_path / "data", quiet=True)
     assert meta["games"] == finished >= 3 and meta["positions"] == len(expected)
+    assert died >= 1
     got = []
     for split in ("train", "val", "test"):
         try:
@@ -431,12 +439,51 @@ def test_training_positions_from_the_game_log(db, tmp_path):
     assert np.isfinite([t for _, t in got]).all()
 
 
+def test_from_the_log_solo_games_and_the_move_that_ended_us(db, tmp_path):
+    """A solo game from the log: every move, the last one into the wall included (the
+    /end body shows our head off the board), with datagen's solo target min(T / 100, 1)."""
+    from nnue.train.from_game_log import game_positions, write_from_game_log
+    from snake.diagram import from_ascii
+    t0 = state_to_request(from_ascii("""
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . A
+        . . . . . a a
+    """, turn=0, ruleset="solo").state, "A")
+    t1 = state_to_request(from_ascii("""
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . A
+        . . . . . . a
+        . . . . . . a
+    """, turn=1, ruleset="solo").state, "A")
+    end = json.loads(json.dumps(t1))
+    end["turn"] = 2
+    end["you"]["body"] = [{"x": 7, "y": 2}, {"x": 6, "y": 2}, {"x": 6, "y": 1}]
+    end["you"]["head"] = {"x": 7, "y": 2}
+    end["board"]["snakes"] = []
+    rows = game_positions(SimpleNamespace(turns=[t0, t1, end]))
+    assert [(move, target, turn) for _, move, target, _, turn in rows] == [
+        (0, 0.02, 0), (3, 0.02, 1)]                 # up, then right into the wall; T = 2
+
+    log = GameLog(db)
+    app = create_app(network=None, strategy="floodfill", game_log=log)
+    bodies, end = game_bodies(seed=1, snakes=1, ruleset="solo")
+    play_through(app.test_client(), bodies, end)
+    assert log.flush()
+    meta = write_from_game_log(db, tmp_path / "data", quiet=True)
+    assert meta["games"] == 1 and meta["positions"] == len(bodies) == end["turn"]
+
+
 def test_from_the_log_a_result_we_could_not_see_is_no_target():
     """We (A) fell on turn 1→2; B and C, alive on our last turn, were gone at the /end of
     turn 5 with no one left. Whether each fell on the final turn (a draw) or before (a
     loss) is not in our log, so their positions are left out; ours is a loss."""
-    from types import SimpleNamespace
-
     from nnue.train.from_game_log import game_positions
     from snake.diagram import from_ascii
     t0 = state_to_request(from_ascii("""

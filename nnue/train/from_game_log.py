@@ -2,16 +2,22 @@
 
     python -m nnue.train.datagen --out data/prod --from-game-log games.db
 
-Every finished game of the log (won, lost or drawn; abandoned ones have no result) is
-replayed from the bodies we received. A position is a living snake on a recorded turn whose
-next turn is recorded too, so its move is known (read off its next head): ours and every
-opponent's, each from its own view (:func:`nnue.features.active_features`), with its own
-result as the target (SPEC section 5: 1 win, 0.5 draw, 0 loss), read off the final body by
-:func:`snake.rules.outcome_at_end` with the last turn that snake was seen on. When no one
-is left at the end, a snake still alive on our last recorded turn, before the final one,
-has no known result (it drew if it fell on the final turn, and the engine sends us no turn
-after our death): its positions are left out. Games the
-network has no features for (other rulesets or board sizes) are skipped and counted.
+Every finished game of the log (won, lost or drawn, and solo games; abandoned ones have no
+result) is replayed from the bodies we received. A position is a living snake on a recorded
+turn whose next turn is recorded too, so its move is known (read off its next head): ours
+and every opponent's, each from its own view (:func:`nnue.features.active_features`), with
+its own result as the target (SPEC section 5: 1 win, 0.5 draw, 0 loss), read off the final
+body by :func:`snake.rules.outcome_at_end` with the last turn that snake was seen on; in
+solo, ``min(T / 100, 1)`` for the ``T`` moves of the game (as datagen scores it).
+
+The move that eliminated *us* is a position too: the ``/end`` body's ``you`` is our snake as
+the engine left it, head on the square the move took it to (off the board for a wall), so
+the move is read off it. An opponent's last move is not: it is gone from the next body.
+
+When no one is left at the end, a snake still alive on our last recorded turn, before the
+final one, has no known result (it drew if it fell on the final turn, and the engine sends
+us no turn after our death): its positions are left out. Games the network has no features
+for (other rulesets or board sizes) are skipped and counted.
 
 The split (train / val / test) is drawn per game from its id, so a game never straddles two
 splits, and the same log gives the same split every time. The output is the datagen format
@@ -33,10 +39,8 @@ from snake.gamelog.reader import training_games
 from snake.gamelog.store import connect_readonly
 from snake.rules import MOVES, last_move, next_square, outcome_at_end
 
+from .datagen import OUTCOME_TARGET, game_targets
 from .shards import BLOCK_NAMES, SPLITS, PositionBuilder, save_shard
-
-TARGET = {"win": 1.0, "draw": 0.5, "loss": 0.0}
-
 
 def split_of(game_id: str, holdout: float) -> str:
     u = int.from_bytes(hashlib.sha256(game_id.encode()).digest()[:8], "big") / 2**64
@@ -45,7 +49,8 @@ def split_of(game_id: str, holdout: float) -> str:
 
 def game_positions(replay) -> list[tuple]:
     """(features, move index, target, block, turn) of every position of one game."""
-    states = [parse_request(body).state for body in replay.turns]
+    requests = [parse_request(body) for body in replay.turns]
+    states = [request.state for request in requests]
     final = states[-1]
     block = block_of(final.game.ruleset.name, final.board.width)
     if block is None or final.board.width != final.board.height:
@@ -56,11 +61,48 @@ def game_positions(replay) -> list[tuple]:
         for s in state.board.snakes:
             last_seen[s.id] = state.turn
             snakes[s.id] = s
-    targets = {}
     # Our last /move: after it the engine sends us nothing until /end, so a snake alive
     # then and gone at the end fell on some turn we did not see.
     watched_until = states[-2].turn if len(states) >= 2 else final.turn
     us = replay.turns[0]["you"]["id"]
+    if final.game.ruleset.name == "solo":
+        # (every move of a solo game has one target: the moves the snake made in it)
+        targets = game_targets(final, {us: final.turn})
+    else:
+        targets = _results(final, snakes, last_seen, us, watched_until)
+    out = []
+
+    def add(state, snake: Snake, after: Snake) -> bool:
+        move = last_move(after.head, snake.head)
+        if next_square(state, snake.head, move) != after.head:
+            return True                    # not one step: a record we cannot read
+        features = active_features(state, snake)
+        if features is None:
+            return False
+        out.append((features, MOVES.index(move), targets[snake.id], block, state.turn))
+        return True
+
+    for state, following in zip(states, states[1:]):
+        if following.turn != state.turn + 1:
+            continue                       # a turn missing from the log: moves unknown
+        for snake in state.board.snakes:
+            after = following.board.snake(snake.id)
+            if after is not None and snake.id in targets and not add(state, snake, after):
+                return []
+    # The move that ended us, from our last /move to where /end shows our head.
+    last = states[-2] if len(states) >= 2 else None
+    mine = last.board.snake(us) if last is not None else None
+    if mine is not None and final.board.snake(us) is None and us in targets:
+        ended = requests[-1].you
+        if ended.id == us and ended.body and not add(last, mine, ended):
+            return []
+    return out
+
+
+def _results(final, snakes: dict[str, Snake], last_seen: dict[str, int], us: str,
+             watched_until: int) -> dict[str, float]:
+    """Each snake's target from the /end body (solo aside), where it can be told."""
+    targets = {}
     for sid, snake in snakes.items():
         alive = final.board.snake(sid)
         if (sid != us and alive is None and not final.board.snakes
@@ -68,24 +110,9 @@ def game_positions(replay) -> list[tuple]:
             continue     # a draw if it fell on the final turn, else a loss: cannot be told
         result = outcome_at_end(final, alive if alive is not None else snake,
                                 last_seen[sid] if alive is None else None)
-        if result in TARGET:
-            targets[sid] = TARGET[result]
-    out = []
-    for state, following in zip(states, states[1:]):
-        if following.turn != state.turn + 1:
-            continue                       # a turn missing from the log: moves unknown
-        for snake in state.board.snakes:
-            nxt = following.board.snake(snake.id)
-            if nxt is None or snake.id not in targets:
-                continue
-            move = last_move(nxt.head, snake.head)
-            if next_square(state, snake.head, move) != nxt.head:
-                continue                   # not one step: a record we cannot read
-            features = active_features(state, snake)
-            if features is None:
-                return []
-            out.append((features, MOVES.index(move), targets[snake.id], block, state.turn))
-    return out
+        if result in OUTCOME_TARGET:
+            targets[sid] = OUTCOME_TARGET[result]
+    return targets
 
 
 def write_from_game_log(db: str | Path, out: str | Path, holdout: float = 0.05,

@@ -221,9 +221,9 @@ def summary(conn: sqlite3.Connection, recent_turns: int = 20_000, days: int = 60
 
 
 def training_games(conn: sqlite3.Connection, origin: str | None = None) -> Iterator[tuple[GameRow, Replay]]:
-    """Every finished game (won, lost or drawn) with its record, oldest first: what the
-    training pipeline reads with ``--from-game-log``."""
-    query = (f"SELECT {_GAME_COLUMNS} FROM games WHERE result IN ('win', 'loss', 'draw')"
+    """Every finished game (won, lost or drawn, or a solo game ended) with its record,
+    oldest first: what the training pipeline reads with ``--from-game-log``."""
+    query = (f"SELECT {_GAME_COLUMNS} FROM games WHERE result IN ('win', 'loss', 'draw', 'ended')"
              + (" AND origin = ?" if origin else "") + " ORDER BY started_at")
     for row in conn.execute(query, (origin,) if origin else ()).fetchall():
         game = _game_row(row)
