@@ -224,8 +224,9 @@ def create_app(
         try:
             with sessions.use(game) as accumulator:
                 decision = strategy.choose(game, accumulator)
-            if decision.move not in MOVES:
-                raise ValueError(f"strategy {strategy.name} answered {decision.move!r}")
+                if decision.move not in MOVES:
+                    raise ValueError(f"strategy {strategy.name} answered {decision.move!r}")
+                game.answer = decision.move   # the next turn shows if the engine took it
         except Exception:
             log.exception("/move failed for game %s turn %d; answering by flood fill",
                           game.state.game.id, game.state.turn)

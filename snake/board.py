@@ -251,6 +251,9 @@ class MoveRequest:
     #: this game and set by the server's sessions (:mod:`snake.sessions`); ``None``: not
     #: known yet, the strategy's own margin holds.
     margin_ms: float | None = None
+    #: The move the server answered, set once it is decided: the next turn's request shows
+    #: whether the engine applied it (:mod:`snake.sessions`).
+    answer: str | None = None
 
 
 class RequestError(ValueError):

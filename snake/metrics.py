@@ -12,6 +12,7 @@ tests) the process's own registry is reported.
 | ``nuppeppou_late_risk_total`` | answers given within :data:`LATE_RISK_MS` of the game's timeout, or after it |
 | ``nuppeppou_search_depth`` | histogram: depth of searched answers |
 | ``nuppeppou_engine_overhead_seconds`` | histogram: per answered turn, the engine's reported latency less our own time on it (the network both ways, the wait for a worker; :mod:`snake.sessions`, with the adaptive margin on) |
+| ``nuppeppou_engine_missed_total`` | answers the engine did not apply: the next turn shows it moved us otherwise (it repeats our last move for an answer that came late or not at all), whatever latency it reported (with the adaptive margin on) |
 | ``nuppeppou_answers_total{by}`` | answers by what gave them (:data:`snake.decision.ANSWERED_BY`): the fallbacks by kind |
 | ``nuppeppou_sessions`` | game sessions open |
 | ``nuppeppou_pool_leased``, ``nuppeppou_pool_free`` | accumulators on lease / on the stack |
@@ -44,6 +45,8 @@ ENGINE_OVERHEAD = Histogram(
     "nuppeppou_engine_overhead_seconds",
     "The engine's reported latency for an answer less the server's own time on it",
     buckets=(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0))
+ENGINE_MISSED = Counter("nuppeppou_engine_missed",
+                        "Answers the engine did not apply (late or lost on the way)")
 ANSWERS = Counter("nuppeppou_answers", "Answers by what gave them", ["by"])
 SESSIONS = Gauge("nuppeppou_sessions", "Game sessions open", multiprocess_mode="livesum")
 POOL_LEASED = Gauge("nuppeppou_pool_leased", "Accumulators on lease",

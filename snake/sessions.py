@@ -22,7 +22,10 @@ Life of a session:
   of the ``with`` block of :meth:`SessionManager.use`, under the session's lock, so that
   the next turn's request always finds it) is that turn's overhead; ``/move`` sets
   ``request.margin_ms`` from the last few (:func:`snake.search.clock.adaptive_margin_ms`)
-  unless the manager was made with ``adaptive_margin=False``.
+  unless the manager was made with ``adaptive_margin=False``. The next turn also shows
+  which move the engine applied: when it is not the one we answered, the engine repeated
+  our last move because our answer came late or never (whatever latency it reports; an
+  engine may report 0 then), and the turn counts as a late answer.
 - The engine does not guarantee ``/end``: a session idle for longer than ``idle_limit``
   seconds (120 by default) is reclaimed the same way. Reclamation runs lazily at every
   request (a sweep of the session table; there are few sessions per process).
@@ -43,8 +46,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from .board import MoveRequest
-from .metrics import ENGINE_OVERHEAD
-from .rules import outcome_at_end
+from .metrics import ENGINE_MISSED, ENGINE_OVERHEAD
+from .rules import last_move, outcome_at_end
 from .search.clock import OVERHEAD_TURNS, adaptive_margin_ms, overhead_ms
 
 log = logging.getLogger("nuppeppou.sessions")
@@ -77,33 +80,51 @@ class Session:
     moves: int = 0
     busy: int = 0  # requests holding or waiting for the lock (guarded by the manager's lock)
     closed: bool = False
-    #: (turn, ms) of our last answer, until the next turn's request reports the engine's view.
-    answered: tuple[int, float] | None = None
+    #: (turn, ms, move) of our last answer, until the next turn's request shows the
+    #: engine's view of it (the move is ``None`` when the server did not record one).
+    answered: tuple[int, float, str | None] | None = None
     #: The overheads (ms) of the last turns: the engine's latency minus our time.
     overheads: deque = field(default_factory=lambda: deque(maxlen=OVERHEAD_TURNS))
 
     def margin_ms(self, request: MoveRequest) -> float | None:
-        """Takes in the engine's latency for our previous answer, when this request reports
-        it, and returns the margin this game's network calls for (``None`` until known).
-        Call with the session's lock held."""
-        latency = request.you.latency_ms
-        if (self.answered is not None and self.answered[0] == request.state.turn - 1
-                and latency is not None and latency > 0):
-            ENGINE_OVERHEAD.observe(max(0.0, latency - self.answered[1]) / 1000.0)
-            self.overheads.append(overhead_ms(latency, self.answered[1],
-                                              request.state.game.timeout))
+        """Takes in what this request shows of our previous answer, and returns the margin
+        this game's network calls for (``None`` until known). Call with the session's lock
+        held.
+
+        The previous turn's answer is late when the engine applied another move (it repeats
+        a snake's last move for an answer that is late or lost), whatever latency it
+        reports: its overhead is then counted as a late answer's. Otherwise the engine's
+        latency (when it reports one) less our own time is the turn's overhead."""
+        if self.answered is None or self.answered[0] != request.state.turn - 1:
+            return self._margin()
+        _, answer_ms, move = self.answered
+        you = request.you
+        timeout = request.state.game.timeout
+        latency = you.latency_ms
+        if move is not None and you.neck not in (None, you.head) \
+                and last_move(you.head, you.neck) != move:
+            ENGINE_MISSED.inc()
+            self.overheads.append(overhead_ms(max(timeout, latency or 0.0), answer_ms, timeout))
             self.answered = None
+        elif latency is not None and latency > 0:
+            ENGINE_OVERHEAD.observe(max(0.0, latency - answer_ms) / 1000.0)
+            self.overheads.append(overhead_ms(latency, answer_ms, timeout))
+            self.answered = None
+        return self._margin()
+
+    def _margin(self) -> float | None:
         return adaptive_margin_ms(self.overheads) if self.overheads else None
 
     def note_answer(self, request: MoveRequest) -> None:
-        """Remember how long the server took on this request (arrival to now), for the next
-        turn's latency; a request for an older turn than the one remembered changes
-        nothing. Call with the session's lock held."""
+        """Remember how long the server took on this request (arrival to now) and what it
+        answered, for the next turn's request; a request for an older turn than the one
+        remembered changes nothing. Call with the session's lock held."""
         if request.received is None:
             return
         if self.answered is None or request.state.turn >= self.answered[0]:
             self.answered = (request.state.turn,
-                             (time.perf_counter() - request.received) * 1000.0)
+                             (time.perf_counter() - request.received) * 1000.0,
+                             request.answer)
 
 
 class SessionManager:

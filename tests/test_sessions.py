@@ -1,5 +1,6 @@
 """Game sessions and the 32-slot accumulator stack (SPEC §3)."""
 
+import json
 import random
 import threading
 
@@ -336,6 +337,86 @@ def test_the_margin_ignores_what_it_cannot_pair():
     assert _margins(manager, [fourth], [300.0], ["450"])[0] is not None  # turn 3 pairs with 4
     off = SessionManager(None, adaptive_margin=False)
     assert _margins(off, requests[:3], [300.0] * 3, ["0", "420", "420"]) == [None] * 3
+
+
+def test_an_answer_the_engine_did_not_apply_was_late_whatever_latency_it_reports():
+    """We answered ``up`` on turn 10; turn 11 shows the engine moved us ``left`` (it
+    repeats our last move when our answer is late or lost) and reports latency 0: the turn
+    counts as a late answer (twice the time left after our 300 ms). Had it applied ``up``,
+    latency 0 would tell nothing."""
+    import time
+
+    from snake.diagram import from_ascii
+    from snake.metrics import ENGINE_MISSED
+    from snake.search.clock import MARGIN_SAFETY_MS
+    before = from_ascii("""
+        . . . . .
+        . . A . .
+        . . a . .
+        . . a . .
+        . . . . .
+    """, turn=10, game_id="missed")
+    went_left = from_ascii("""
+        . . . . .
+        . A a . .
+        . . a . .
+        . . . . .
+        . . . . .
+    """, turn=11, game_id="missed")
+    went_up = from_ascii("""
+        . . A . .
+        . . a . .
+        . . a . .
+        . . . . .
+        . . . . .
+    """, turn=11, game_id="missed")
+    for after, expected, missed in ((went_left, 2 * 200 + MARGIN_SAFETY_MS, 1),
+                                    (went_up, None, 0)):
+        manager = SessionManager(None)
+        counted = ENGINE_MISSED._value.get()
+        request = parse_request(state_to_request(before.state, "A"))
+        with manager.use(request):
+            request.received = time.perf_counter() - 0.3
+            request.answer = "up"
+        nxt = parse_request(state_to_request(after.state, "A"))
+        nxt.you.latency = "0"
+        with manager.use(nxt):
+            pass
+        assert nxt.margin_ms == (None if expected is None else pytest.approx(expected, abs=5))
+        assert ENGINE_MISSED._value.get() - counted == missed
+
+
+def test_the_service_tells_the_engine_missed_its_answer(tmp_path):
+    """Through the service: the next turn shows another move than the one answered, and
+    /metrics counts the missed answer."""
+    from app import create_app
+    from snake.diagram import from_ascii
+    app = create_app(network=None, strategy="floodfill", game_log=None)
+    client = app.test_client()
+    first = state_to_request(from_ascii("""
+        . . . . .
+        . . . . .
+        . . A . .
+        . . a . .
+        . . a . .
+    """, turn=3, game_id="metrics-missed").state, "A")
+    answer = client.post("/move", json=first).get_json()["move"]
+    other = next(m for m in ("left", "right") if m != answer)
+    x = 1 if other == "left" else 3
+    second = json.loads(json.dumps(first))
+    second["turn"] = 4
+    body = [{"x": x, "y": 2}, {"x": 2, "y": 2}, {"x": 2, "y": 1}]
+    for snake in (second["you"], second["board"]["snakes"][0]):
+        snake["body"], snake["head"], snake["latency"] = body, body[0], "0"
+
+    def missed():
+        text = client.get("/metrics").get_data(as_text=True)
+        return sum(float(line.split()[-1]) for line in text.splitlines()
+                   if line.startswith("nuppeppou_engine_missed_total"))
+
+    before = missed()
+    assert client.post("/move", json=second).status_code == 200
+    assert missed() - before == 1
 
 
 def test_the_next_turn_finds_the_answer_of_a_turn_still_being_answered():

@@ -21,6 +21,26 @@ from dataclasses import dataclass
 Z95 = 1.959963984540054
 
 
+def t95(df: int) -> float:
+    """Student's t at 97.5 % with ``df`` degrees of freedom: the half-width of a 95 %
+    interval of a mean is ``t95(n − 1) · s / √n`` (``z`` understates it for few games).
+    Exact for 1 and 2 degrees of freedom; beyond, the Cornish–Fisher expansion of ``t`` in
+    ``z`` to the fourth order in ``1/df`` (Abramowitz & Stegun 26.7.5), within 0.004 at 3
+    and 1e-5 from 10 on."""
+    if df < 1:
+        raise ValueError("t needs at least one degree of freedom")
+    if df == 1:
+        return math.tan(math.pi * 0.475)
+    if df == 2:
+        return 0.95 * math.sqrt(2 / (4 * 0.975 * 0.025))
+    z = Z95
+    terms = ((z ** 3 + z) / 4,
+             (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96,
+             (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384,
+             (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / 92160)
+    return z + sum(g / df ** (k + 1) for k, g in enumerate(terms))
+
+
 def wilson_interval(score: float, n: int, z: float = Z95) -> tuple[float, float]:
     """The Wilson score interval of ``score`` points out of ``n`` games, as fractions."""
     if n <= 0:

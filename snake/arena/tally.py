@@ -49,7 +49,7 @@ from pathlib import Path
 from .ending import how_it_died
 from .replay import Replay, ReplayError, read_replay
 from .report import read_game_entries
-from .stats import Score
+from .stats import Score, t95
 
 #: Turns at which lengths are compared.
 LENGTH_TURNS = (50, 100, 200, 300)
@@ -469,7 +469,7 @@ def report(name: str, games: list[GameSummary]) -> list[str]:
         mean = statistics.mean(places)
         interval = ""
         if len(places) > 1:
-            half = 1.96 * statistics.stdev(places) / len(places) ** 0.5
+            half = t95(len(places) - 1) * statistics.stdev(places) / len(places) ** 0.5
             interval = f" [{mean - half:.2f}, {mean + half:.2f}]"
         snakes = {g.snakes for g in games if g.place is not None and g.snakes > 2}
         even = f"even play {(snakes.pop() + 1) / 2:.2f}" if len(snakes) == 1 else "mixed sizes"
