@@ -6,8 +6,8 @@ import pytest
 
 from snake.diagram import from_ascii
 from snake.strategy import random_move
-from nnue.train.datagen import (data_game, game_targets, record_game,
-                                snake_counts)
+from nnue.train.datagen import data_game, record_game, snake_counts
+from nnue.train.targets import game_targets
 
 
 def finished(drawing, ruleset="standard", *, eliminated, squads=None, turn=12):

@@ -52,7 +52,6 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 
@@ -64,11 +63,10 @@ from nnue.features import BOARD_SIDES, N_BLOCKS, RULESETS, active_features, bloc
 from snake.progress import Progress
 
 from .shards import BLOCK_NAMES, SPLITS, PositionBuilder, save_shard
+from .targets import capped_targets, game_targets
 
 MOVE_INDEX = {m: i for i, m in enumerate(MOVES)}
 DEFAULT_MAX_TURNS = 1000
-SOLO_FULL_MARKS = 100  # solo target: min(T / 100, 1)
-OUTCOME_TARGET = {"win": 1.0, "draw": 0.5, "loss": 0.0}
 DEFAULT_HOLDOUT = 0.05  # fraction of games for validation, and again for test
 
 
@@ -117,28 +115,6 @@ def data_game(seed: int, number: int, holdout: float = DEFAULT_HOLDOUT) -> DataG
     split = "train" if u < 1 - 2 * holdout else "val" if u < 1 - holdout else "test"
     snakes = rng.choice(snake_counts(ruleset, side))
     return DataGame(number, ruleset, side, snakes, split, game_seed)
-
-
-def game_targets(final: GameState, moves_made: Mapping[str, int]) -> dict[str, float]:
-    """Each snake's target (SPEC section 5) from the finished game ``final`` and the number
-    of moves each snake made: solo ``min(T / 100, 1)``, otherwise win 1.0 / draw 0.5 /
-    loss 0.0 by :func:`snake.rules.outcome`."""
-    if final.game.ruleset.name == "solo":
-        return {sid: min(n / SOLO_FULL_MARKS, 1.0) for sid, n in moves_made.items()}
-    return {sid: OUTCOME_TARGET[rules.outcome(final, sid)] for sid in moves_made}
-
-
-def capped_targets(state: GameState, moves_made: Mapping[str, int]) -> dict[str, float]:
-    """Each snake's target when a game is stopped at the turn cap before it is over: a snake
-    still in the game (alive, or in squad with a living squadmate) draws, 0.5, and one
-    already out has lost, 0.0, as the arena scores a capped game; solo keeps its own target,
-    ``min(T / 100, 1)`` (the arena calls a solo snake alive at the cap a win: the same when
-    the cap is at least 100 turns)."""
-    if state.game.ruleset.name == "solo":
-        return game_targets(state, moves_made)
-    # Still in (itself or a squadmate alive): "unfinished", or "win" were no one else left.
-    return {sid: 0.5 if rules.outcome_at_end(state, state.board.snake(sid)) in ("unfinished", "win")
-            else 0.0 for sid in moves_made}
 
 
 @dataclass

@@ -39,8 +39,8 @@ from snake.gamelog.reader import training_games
 from snake.gamelog.store import connect_readonly
 from snake.rules import MOVES, last_move, next_square, outcome_at_end
 
-from .datagen import OUTCOME_TARGET, game_targets
 from .shards import BLOCK_NAMES, SPLITS, PositionBuilder, save_shard
+from .targets import OUTCOME_TARGET, game_targets
 
 def split_of(game_id: str, holdout: float) -> str:
     u = int.from_bytes(hashlib.sha256(game_id.encode()).digest()[:8], "big") / 2**64

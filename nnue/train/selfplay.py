@@ -30,7 +30,7 @@ first move searched to the end), whose score does not compare with the others'.
 
 **Long games.** A game still going at ``--max-turns`` is kept and scored as the arena
 scores it (``--capped draw``, the default: each snake still in draws, one already out has
-lost; :func:`nnue.train.datagen.capped_targets`), or dropped (``--capped drop``, what
+lost; :func:`nnue.train.targets.capped_targets`), or dropped (``--capped drop``, what
 self-play did before; a directory made that way is resumed that way). Strong snakes on
 19x19 seldom end a game: dropping them threw away most of the worker time spent there.
 
