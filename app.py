@@ -14,6 +14,9 @@ Environment:
 ``NUPPEPPOU_ADAPTIVE_MARGIN``  ``off`` keeps the search's margin fixed (default ``on``: each
                          game measures its network from the engine's latencies and widens
                          the margin when it needs more; snake/search/clock.py)
+``NUPPEPPOU_CHECK_MOVES``  ``off``: an answer the engine did not apply (the next turn shows
+                         another move) is not counted late; for benchmarks that replay
+                         recorded games through the service (default ``on``)
 ``NUPPEPPOU_LOG_LEVEL``  ``DEBUG`` adds one line per move with its latency (default ``INFO``)
 ``NUPPEPPOU_GAME_LOG``   the game log's SQLite file (default ``games.db``; ``off`` disables;
                          see snake/gamelog/store.py and docs/dashboard.md)
@@ -102,6 +105,11 @@ def load_network() -> Any | None:
     return nnue_network.load_default()
 
 
+def _switch(name: str) -> bool:
+    """An on/off environment setting, on unless set to off, 0, no or false."""
+    return os.environ.get(name, "on").strip().lower() not in ("off", "0", "no", "false")
+
+
 def _make_pool(network: Any) -> Any:
     from nnue.pool import AccumulatorPool
 
@@ -126,13 +134,14 @@ def create_app(
     recorded (default :func:`snake.gamelog.from_environment`; ``None``: nowhere).
     ``config`` updates Flask's config; ``IDLE_LIMIT`` sets the session idle limit in
     seconds, ``ADAPTIVE_MARGIN`` (bool) whether sessions set each move's margin from the
-    engine's latencies."""
+    engine's latencies, ``CHECK_MOVES`` (bool) whether an answer the engine did not apply
+    counts as late."""
     configure_logging()
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
     app.config["IDLE_LIMIT"] = float(os.environ.get("NUPPEPPOU_IDLE_LIMIT", DEFAULT_IDLE_LIMIT))
-    app.config["ADAPTIVE_MARGIN"] = os.environ.get(
-        "NUPPEPPOU_ADAPTIVE_MARGIN", "on").strip().lower() not in ("off", "0", "no", "false")
+    app.config["ADAPTIVE_MARGIN"] = _switch("NUPPEPPOU_ADAPTIVE_MARGIN")
+    app.config["CHECK_MOVES"] = _switch("NUPPEPPOU_CHECK_MOVES")
     app.json.sort_keys = False
     if config:
         app.config.update(config)
@@ -145,7 +154,8 @@ def create_app(
     if sessions is None:
         pool = _make_pool(network) if network is not None else None
         sessions = SessionManager(pool, idle_limit=float(app.config["IDLE_LIMIT"]), clock=clock,
-                                  adaptive_margin=bool(app.config["ADAPTIVE_MARGIN"]))
+                                  adaptive_margin=bool(app.config["ADAPTIVE_MARGIN"]),
+                                  check_moves=bool(app.config["CHECK_MOVES"]))
     if network is None:
         log.info("no network (%s absent): strategy %s plays every game by flood fill",
                  os.environ.get("NUPPEPPOU_WEIGHTS") or "weights/nnue.npz", strategy.name)

@@ -113,7 +113,10 @@ class Server:
         env = dict(os.environ, PORT=str(self.port), NUPPEPPOU_STRATEGY=strategy,
                    NUPPEPPOU_WEIGHTS=str(weights), NUPPEPPOU_LOG_LEVEL="DEBUG",
                    NUPPEPPOU_GAME_LOG=str(game_log) if game_log else "off",
-                   NUPPEPPOU_ADAPTIVE_MARGIN="on" if adaptive_margin else "off")
+                   NUPPEPPOU_ADAPTIVE_MARGIN="on" if adaptive_margin else "off",
+                   # the games replayed are not the service's own: its answers differ from
+                   # the moves recorded, which would all look like answers the engine missed
+                   NUPPEPPOU_CHECK_MOVES="off")
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)      # gunicorn.conf.py makes a fresh one
         if workers:
             env["NUPPEPPOU_WORKERS"] = str(workers)

@@ -11,7 +11,7 @@ tests) the process's own registry is reported.
 | ``nuppeppou_move_seconds`` | histogram: a /move's arrival to its answer |
 | ``nuppeppou_late_risk_total`` | answers given within :data:`LATE_RISK_MS` of the game's timeout, or after it |
 | ``nuppeppou_search_depth`` | histogram: depth of searched answers |
-| ``nuppeppou_engine_overhead_seconds`` | histogram: per answered turn, the engine's reported latency less our own time on it (the network both ways, the wait for a worker; :mod:`snake.sessions`, with the adaptive margin on) |
+| ``nuppeppou_engine_overhead_seconds`` | histogram: per answered turn the engine took (not the missed ones), the engine's reported latency less our own time on it (the network both ways, the wait for a worker; :mod:`snake.sessions`, with the adaptive margin on) |
 | ``nuppeppou_engine_missed_total`` | answers the engine did not apply: the next turn shows it moved us otherwise (it repeats our last move for an answer that came late or not at all), whatever latency it reported (with the adaptive margin on) |
 | ``nuppeppou_answers_total{by}`` | answers by what gave them (:data:`snake.decision.ANSWERED_BY`): the fallbacks by kind |
 | ``nuppeppou_sessions`` | game sessions open |

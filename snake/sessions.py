@@ -25,7 +25,8 @@ Life of a session:
   unless the manager was made with ``adaptive_margin=False``. The next turn also shows
   which move the engine applied: when it is not the one we answered, the engine repeated
   our last move because our answer came late or never (whatever latency it reports; an
-  engine may report 0 then), and the turn counts as a late answer.
+  engine may report 0 then), and the turn counts as a late answer (unless the manager was
+  made with ``check_moves=False``: requests replayed from games we did not play).
 - The engine does not guarantee ``/end``: a session idle for longer than ``idle_limit``
   seconds (120 by default) is reclaimed the same way. Reclamation runs lazily at every
   request (a sweep of the session table; there are few sessions per process).
@@ -80,29 +81,32 @@ class Session:
     moves: int = 0
     busy: int = 0  # requests holding or waiting for the lock (guarded by the manager's lock)
     closed: bool = False
-    #: (turn, ms, move) of our last answer, until the next turn's request shows the
-    #: engine's view of it (the move is ``None`` when the server did not record one).
-    answered: tuple[int, float, str | None] | None = None
+    #: (turn, ms, moves) of our last answer, until the next turn's request shows the
+    #: engine's view of it: the moves answered for that turn (a request given twice may be
+    #: answered twice), ``None`` when one was not recorded.
+    answered: tuple[int, float, frozenset[str] | None] | None = None
     #: The overheads (ms) of the last turns: the engine's latency minus our time.
     overheads: deque = field(default_factory=lambda: deque(maxlen=OVERHEAD_TURNS))
 
-    def margin_ms(self, request: MoveRequest) -> float | None:
+    def margin_ms(self, request: MoveRequest, check_moves: bool = True) -> float | None:
         """Takes in what this request shows of our previous answer, and returns the margin
         this game's network calls for (``None`` until known). Call with the session's lock
         held.
 
         The previous turn's answer is late when the engine applied another move (it repeats
         a snake's last move for an answer that is late or lost), whatever latency it
-        reports: its overhead is then counted as a late answer's. Otherwise the engine's
-        latency (when it reports one) less our own time is the turn's overhead."""
+        reports: its overhead is then counted as a late answer's (``check_moves=False``
+        skips that, for requests replayed from a game whose moves were not ours). Otherwise
+        the engine's latency (when it reports one) less our own time is the turn's
+        overhead."""
         if self.answered is None or self.answered[0] != request.state.turn - 1:
             return self._margin()
-        _, answer_ms, move = self.answered
+        _, answer_ms, moves = self.answered
         you = request.you
         timeout = request.state.game.timeout
         latency = you.latency_ms
-        if move is not None and you.neck not in (None, you.head) \
-                and last_move(you.head, you.neck) != move:
+        if check_moves and moves is not None and you.neck not in (None, you.head) \
+                and last_move(you.head, you.neck) not in moves:
             ENGINE_MISSED.inc()
             self.overheads.append(overhead_ms(max(timeout, latency or 0.0), answer_ms, timeout))
             self.answered = None
@@ -121,10 +125,17 @@ class Session:
         remembered changes nothing. Call with the session's lock held."""
         if request.received is None:
             return
-        if self.answered is None or request.state.turn >= self.answered[0]:
-            self.answered = (request.state.turn,
-                             (time.perf_counter() - request.received) * 1000.0,
-                             request.answer)
+        turn = request.state.turn
+        if self.answered is None or turn > self.answered[0]:
+            moves = None if request.answer is None else frozenset((request.answer,))
+        elif turn == self.answered[0]:
+            # the same turn again: the engine may have taken either answer
+            earlier = self.answered[2]
+            moves = None if earlier is None or request.answer is None \
+                else earlier | {request.answer}
+        else:
+            return
+        self.answered = (turn, (time.perf_counter() - request.received) * 1000.0, moves)
 
 
 class SessionManager:
@@ -140,9 +151,11 @@ class SessionManager:
         clock: Callable[[], float] = time.monotonic,
         covers: Callable[[MoveRequest], bool] = network_covers,
         adaptive_margin: bool = True,
+        check_moves: bool = True,
     ) -> None:
         self.pool = pool
         self.adaptive_margin = adaptive_margin
+        self.check_moves = check_moves
         self.idle_limit = idle_limit
         self.max_sessions = max_sessions
         self.clock = clock
@@ -181,7 +194,7 @@ class SessionManager:
             with session.lock:
                 accumulator = None if session.closed else session.accumulator
                 if self.adaptive_margin:
-                    request.margin_ms = session.margin_ms(request)
+                    request.margin_ms = session.margin_ms(request, self.check_moves)
                 try:
                     yield accumulator
                 except BaseException:

@@ -249,7 +249,7 @@ def test_a_loss_the_service_played_says_from_when_its_search_saw_it(tmp_path, mo
     monkeypatch.delenv("NUPPEPPOU_DASHBOARD_TOKEN", raising=False)
     # the record's moves are not this search's: each next turn would look like an answer
     # the engine missed, and the margin that widens would cut the node-limited search short
-    monkeypatch.setenv("NUPPEPPOU_ADAPTIVE_MARGIN", "off")
+    monkeypatch.setenv("NUPPEPPOU_CHECK_MOVES", "off")
     lines = [json.loads(line) for line in gzip.open(SEALED, "rt").read().splitlines()]
     bodies = [line for line in lines if "board" in line]
     log = GameLog(tmp_path / "games.db")

@@ -480,6 +480,35 @@ def test_from_the_log_solo_games_and_the_move_that_ended_us(db, tmp_path):
     assert meta["games"] == 1 and meta["positions"] == len(bodies) == end["turn"]
 
 
+@pytest.mark.parametrize("ruleset", ["solo", "standard"])
+def test_from_the_log_the_move_that_ended_us_only_from_the_turn_we_fell_on(ruleset):
+    """A turns up, right, then down into its own body (turns 0-2), alone on the board: in
+    solo, or in standard played as solo (one snake), every move's target is the solo one,
+    T = 3. With turns 1 and 2 missing from the log, the head at /end is still one step from
+    turn 0's, but the body shows it is not turn 0's move: no position is made of it."""
+    from nnue.train.from_game_log import game_positions
+    from snake.diagram import from_ascii
+    state = from_ascii("""
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . A a a a a
+        . . . . . . .
+        . . . . . . .
+    """, turn=0, ruleset=ruleset, game_id="fell").state
+    bodies = []
+    for move in ("up", "right", "down"):
+        bodies.append(state_to_request(state, "A"))
+        state = play_turn(state, {"A": move}, random.Random(0))
+    assert state.board.snake("A").eliminated_cause == "snake-self-collision"
+    end = state_to_request(state, "A")
+    rows = game_positions(SimpleNamespace(turns=bodies + [end]))
+    assert [(move, target, turn) for _, move, target, _, turn in rows] == [
+        (0, 0.03, 0), (3, 0.03, 1), (1, 0.03, 2)]           # up, right, down; T = 3
+    assert game_positions(SimpleNamespace(turns=[bodies[0], end])) == []
+
+
 def test_from_the_log_a_result_we_could_not_see_is_no_target():
     """We (A) fell on turn 1→2; B and C, alive on our last turn, were gone at the /end of
     turn 5 with no one left. Whether each fell on the final turn (a draw) or before (a

@@ -386,6 +386,43 @@ def test_an_answer_the_engine_did_not_apply_was_late_whatever_latency_it_reports
         assert ENGINE_MISSED._value.get() - counted == missed
 
 
+def test_no_missed_answer_when_the_engine_took_any_answer_of_the_turn_or_checks_are_off():
+    """Turn 10 was asked twice (a retry) and answered ``up`` then ``left``: the engine
+    taking ``left`` is no miss. A manager made with ``check_moves=False`` (requests replayed
+    from games we did not play) never counts one."""
+    import time
+
+    from snake.diagram import from_ascii
+    from snake.metrics import ENGINE_MISSED
+    before = from_ascii("""
+        . . . . .
+        . . A . .
+        . . a . .
+        . . a . .
+        . . . . .
+    """, turn=10, game_id="retried")
+    went_left = from_ascii("""
+        . . . . .
+        . A a . .
+        . . a . .
+        . . . . .
+        . . . . .
+    """, turn=11, game_id="retried")
+    for check, answers in ((True, ("up", "left")), (False, ("up",))):
+        manager = SessionManager(None, check_moves=check)
+        counted = ENGINE_MISSED._value.get()
+        for answer in answers:
+            request = parse_request(state_to_request(before.state, "A"))
+            with manager.use(request):
+                request.received = time.perf_counter() - 0.3
+                request.answer = answer
+        nxt = parse_request(state_to_request(went_left.state, "A"))
+        nxt.you.latency = "0"
+        with manager.use(nxt):
+            pass
+        assert nxt.margin_ms is None and ENGINE_MISSED._value.get() == counted
+
+
 def test_the_service_tells_the_engine_missed_its_answer(tmp_path):
     """Through the service: the next turn shows another move than the one answered, and
     /metrics counts the missed answer."""

@@ -8,7 +8,8 @@ turn whose next turn is recorded too, so its move is known (read off its next he
 and every opponent's, each from its own view (:func:`nnue.features.active_features`), with
 its own result as the target (SPEC section 5: 1 win, 0.5 draw, 0 loss), read off the final
 body by :func:`snake.rules.outcome_at_end` with the last turn that snake was seen on; in
-solo, ``min(T / 100, 1)`` for the ``T`` moves of the game (as datagen scores it).
+solo (or a game of one snake, played as solo), ``min(T / 100, 1)`` for the ``T`` moves of
+the game (as datagen scores it).
 
 The move that eliminated *us* is a position too: the ``/end`` body's ``you`` is our snake as
 the engine left it, head on the square the move took it to (off the board for a wall), so
@@ -37,10 +38,11 @@ from nnue.features import N_BLOCKS, active_features, block_of
 from snake.board import Snake, parse_request
 from snake.gamelog.reader import training_games
 from snake.gamelog.store import connect_readonly
-from snake.rules import MOVES, last_move, next_square, outcome_at_end
+from snake.rules import MOVES, last_move, next_square, outcome_at_end, plays_solo
 
 from .shards import BLOCK_NAMES, SPLITS, PositionBuilder, save_shard
-from .targets import OUTCOME_TARGET, game_targets
+from .targets import OUTCOME_TARGET, solo_target
+
 
 def split_of(game_id: str, holdout: float) -> str:
     u = int.from_bytes(hashlib.sha256(game_id.encode()).digest()[:8], "big") / 2**64
@@ -65,9 +67,10 @@ def game_positions(replay) -> list[tuple]:
     # then and gone at the end fell on some turn we did not see.
     watched_until = states[-2].turn if len(states) >= 2 else final.turn
     us = replay.turns[0]["you"]["id"]
-    if final.game.ruleset.name == "solo":
-        # (every move of a solo game has one target: the moves the snake made in it)
-        targets = game_targets(final, {us: final.turn})
+    if len(states) >= 2 and plays_solo(states[0]):
+        # Solo, or one snake in another ruleset (a /move lists the living, and no move is
+        # asked in a game that is over): every move has one target, the game's T moves.
+        targets = {us: solo_target(final.turn)}
     else:
         targets = _results(final, snakes, last_seen, us, watched_until)
     out = []
@@ -89,12 +92,15 @@ def game_positions(replay) -> list[tuple]:
             after = following.board.snake(snake.id)
             if after is not None and snake.id in targets and not add(state, snake, after):
                 return []
-    # The move that ended us, from our last /move to where /end shows our head.
+    # The move that ended us, from our last /move to where /end shows our head; only when
+    # that /move is the turn we fell on (its body is the one that moved: the log may have
+    # dropped later turns, and a gap can still look like one step).
     last = states[-2] if len(states) >= 2 else None
     mine = last.board.snake(us) if last is not None else None
     if mine is not None and final.board.snake(us) is None and us in targets:
         ended = requests[-1].you
-        if ended.id == us and ended.body and not add(last, mine, ended):
+        if (ended.id == us and ended.body[1:len(mine.body)] == mine.body[:-1]
+                and not add(last, mine, ended)):
             return []
     return out
 

@@ -16,12 +16,18 @@ SOLO_FULL_MARKS = 100  # solo target: min(T / 100, 1)
 OUTCOME_TARGET = {"win": 1.0, "draw": 0.5, "loss": 0.0}
 
 
+def solo_target(moves: int) -> float:
+    """A solo snake's target: ``min(T / 100, 1)`` for the ``T`` moves it made."""
+    return min(moves / SOLO_FULL_MARKS, 1.0)
+
+
 def game_targets(final: GameState, moves_made: Mapping[str, int]) -> dict[str, float]:
     """Each snake's target (SPEC section 5) from the finished game ``final`` and the number
-    of moves each snake made: solo ``min(T / 100, 1)``, otherwise win 1.0 / draw 0.5 /
+    of moves each snake made: solo (or a game of one snake, played as solo:
+    :func:`snake.rules.plays_solo`) ``min(T / 100, 1)``, otherwise win 1.0 / draw 0.5 /
     loss 0.0 by :func:`snake.rules.outcome`."""
-    if final.game.ruleset.name == "solo":
-        return {sid: min(n / SOLO_FULL_MARKS, 1.0) for sid, n in moves_made.items()}
+    if rules.plays_solo(final):
+        return {sid: solo_target(n) for sid, n in moves_made.items()}
     return {sid: OUTCOME_TARGET[rules.outcome(final, sid)] for sid in moves_made}
 
 
@@ -31,7 +37,7 @@ def capped_targets(state: GameState, moves_made: Mapping[str, int]) -> dict[str,
     already out has lost, 0.0, as the arena scores a capped game; solo keeps its own target,
     ``min(T / 100, 1)`` (the arena calls a solo snake alive at the cap a win: the same when
     the cap is at least 100 turns)."""
-    if state.game.ruleset.name == "solo":
+    if rules.plays_solo(state):
         return game_targets(state, moves_made)
     # Still in (itself or a squadmate alive): "unfinished", or "win" were no one else left.
     return {sid: 0.5 if rules.outcome_at_end(state, state.board.snake(sid)) in ("unfinished", "win")

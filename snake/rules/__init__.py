@@ -19,7 +19,7 @@ from .occupancy import (BODY, NECK, NEVER, WALL, candidate_moves, fatal_reason,
 from .results import outcome, outcome_at_end
 from .stages import (BODY_COLLISION, GAME_OVER, HAZARD, HEAD_COLLISION, MAX_HEALTH,
                      OUT_OF_HEALTH, SELF_COLLISION, SQUAD_ELIMINATED, STAGES, WALL_COLLISION,
-                     Turn, apply_rules, default_move, is_game_over, play_turn)
+                     Turn, apply_rules, default_move, is_game_over, play_turn, plays_solo)
 
 __all__ = [
     "DELTAS", "MOVES", "distance", "last_move", "neighbour_table", "next_square", "step",
@@ -29,5 +29,5 @@ __all__ = [
     "outcome_at_end",
     "BODY_COLLISION", "GAME_OVER", "HAZARD", "HEAD_COLLISION", "MAX_HEALTH", "OUT_OF_HEALTH",
     "SELF_COLLISION", "SQUAD_ELIMINATED", "STAGES", "WALL_COLLISION", "Turn", "apply_rules",
-    "default_move", "is_game_over", "play_turn",
+    "default_move", "is_game_over", "play_turn", "plays_solo",
 ]
