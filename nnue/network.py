@@ -113,11 +113,14 @@ def _checksum(arrays: dict[str, np.ndarray], names: tuple[str, ...] = _ARRAYS) -
 def quantise_w1(w1: np.ndarray, b1: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """int8 ``W1`` with one float32 scale per hidden unit, and int32 ``b1`` in the same units.
 
-    The scale maps a column's largest magnitude to 127 (round to nearest); an all-zero
-    column gets scale 1."""
+    The scale maps a column's largest magnitude to 127 (round to nearest). An all-zero
+    column keeps its bias exactly: its scale is ``|b1| / 2**20`` (1 when the bias is 0
+    too), not 1, which would round a bias under 0.5 to nothing."""
     w1 = np.asarray(w1, dtype=np.float32)
     peak = np.abs(w1).max(axis=0)
-    scale = np.where(peak > 0, peak / _INT8_MAX, 1.0).astype(np.float32)
+    bias = np.abs(np.asarray(b1, dtype=np.float32))
+    lone = np.where(bias > 0, bias / 2.0 ** 20, 1.0)
+    scale = np.where(peak > 0, peak / _INT8_MAX, lone).astype(np.float32)
     q = np.empty(w1.shape, dtype=np.int8)
     # In row chunks: the full-size float temporaries would be several hundred MB.
     for start in range(0, w1.shape[0], 4096):
@@ -422,6 +425,10 @@ def _check_shapes(arrays: dict[str, np.ndarray], *, quantised: bool, error: type
     for name in (n for n, a in arrays.items() if a.dtype.kind == "f"):
         if not np.isfinite(arrays[name]).all():
             raise error(f"{where}: {name} holds NaN or infinity")
+    for name in (n for n, a in arrays.items() if a.dtype == np.int8):
+        # the int16 sums of up to INT16_ROWS rows assume |w| <= 127, as save() writes them
+        if arrays[name].min() < -_INT8_MAX:
+            raise error(f"{where}: {name} holds -128 (int8 weights are within ±127)")
 
 
 def load_default() -> Network | None:

@@ -257,11 +257,28 @@ def test_wrong_shapes_and_dtypes_are_refused(tmp_path, saved):
                        "w3 has shape"),
         "b1 missing": (lambda a: a.pop("b1"), "missing arrays"),
         "nan": (lambda a: a.__setitem__("b2", np.full(SMALL[1], np.nan, np.float32)), "NaN"),
+        # the int16 sums of W1 rows assume |w| <= 127: -128 is no weight save() writes
+        "w1 -128": (lambda a: a.__setitem__("w1", np.where(a["w1"] == a["w1"].min(), -128,
+                                                           a["w1"]).astype(np.int8)), "-128"),
+        "w2 -128": (lambda a: a.__setitem__("w2", np.full_like(a["w2"], -128)), "-128"),
     }
     for name, (edit, match) in cases.items():
         bad = tmp_path / f"{name}.npz"
         rewrite(saved, bad, arrays_edit=edit)
         refused(bad, match)
+
+
+def test_a_unit_without_weights_keeps_its_bias():
+    """A first-layer unit whose W1 column is all zeros is its bias alone: quantised, it
+    keeps it (a scale of 1 would round 0.4 to 0)."""
+    from nnue.network import quantise_w1
+    w1 = np.zeros((5, 3), np.float32)
+    w1[:, 1] = [0.5, -0.25, 0, 0, 1.0]
+    b1 = np.array([0.4, 0.3, 0.0], np.float32)
+    q, scale, bq = quantise_w1(w1, b1)
+    assert bq[0] * scale[0] == pytest.approx(0.4, rel=1e-6)
+    assert bq[1] * scale[1] == pytest.approx(0.3, abs=scale[1] / 2)
+    assert bq[2] == 0 and (q[:, 0] == 0).all() and (q[:, 2] == 0).all()
 
 
 def test_wrong_header_is_refused(tmp_path, saved):

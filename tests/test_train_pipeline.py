@@ -42,12 +42,37 @@ def test_tiny_run_exports_a_loadable_network(data_dir, tmp_path, capsys):
     assert set(net.manifest["data"]["positions_per_block"]["train"]) >= {"standard 7x7", "squad 19x19"}
     agreement = manifest["agreement_numpy_vs_torch"]
     assert agreement["positions"] > 0 and agreement["max_abs_diff"] < 0.02
+    assert agreement["serving_path_max_abs_diff"] < export.SERVING_TOLERANCE
     mirror = json.loads((out.parent / "MANIFEST.json").read_text())
     assert mirror["manifest"] == net.manifest and mirror["bytes"] == out.stat().st_size
     # the evaluation table runs on the exported file
     evaluate.main(["--data", str(data_dir), "--weights", str(out)])
     table = capsys.readouterr().out
     assert "standard 7x7" in table and "all" in table
+
+
+def test_an_export_that_computes_otherwise_is_refused(data_dir, tmp_path, monkeypatch):
+    """An output layer exported wrong (here its bias off by 3 logits; a second layer left
+    untransposed fits the shapes too, but moves a barely trained network's outputs too
+    little to tell) changes what the network computes: the export is refused and the
+    shipped file and manifest stay as they were."""
+    from nnue.train.model import NnueModel
+    run = tmp_path / "run"
+    fit.fit(fit_args(data_dir, run, "--epochs", "1"))
+    out = tmp_path / "weights" / "nnue.npz"
+    export.export(run, data_dir, out, command="good", threads=1)
+    before = out.read_bytes(), (out.parent / "MANIFEST.json").read_text()
+    right = NnueModel.float_weights
+
+    def wrong(self):
+        weights = right(self)
+        weights["b3"] = weights["b3"] + 3.0
+        return weights
+    monkeypatch.setattr(NnueModel, "float_weights", wrong)
+    with pytest.raises(export.ExportError, match="differ from the model"):
+        export.export(run, data_dir, out, command="bad", threads=1)
+    assert (out.read_bytes(), (out.parent / "MANIFEST.json").read_text()) == before
+    assert sorted(p.name for p in out.parent.iterdir()) == ["MANIFEST.json", "nnue.npz"]
 
 
 def test_self_play_data_trains_every_move_and_exports(data_dir, tmp_path):

@@ -9,9 +9,17 @@ data seed and command, games and positions per ruleset x board and split, epochs
 and test loss, training time, date, command lines, quantisation. ``MANIFEST.json`` beside the
 weight file mirrors the embedded manifest (plus the file's size and sha256).
 
-It then reloads the file with :meth:`Network.load` and compares the numpy network's four
-outputs with the torch model's on the whole test split, printing the largest and mean
-absolute difference and both test losses.
+The network is written to a file beside ``--out`` first, reloaded with
+:meth:`Network.load`, and checked before it replaces anything: the numpy network's four
+outputs against the torch model's on the whole test split (the largest and mean absolute
+difference, the share of positions with the same best move, both test losses), and the
+serving path (an :class:`nnue.accumulator.Accumulator` refreshed from each position's
+features and its compiled forward pass) against the numpy one on up to
+:data:`SERVING_SAMPLE` of them. An export whose outputs differ from torch's by more than
+``--max-diff`` (0.1; quantisation moves them by a few hundredths, a trained network's
+layer exported wrong by far more), or whose serving path differs from the numpy one, is refused:
+``--out`` and ``MANIFEST.json`` are left as they were. (The best move is reported, not
+gated: in a barely trained network near-ties make it flip under any rounding.)
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -27,6 +36,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from nnue.accumulator import Accumulator
 from nnue.network import Network
 
 from .fit import load_model, predict_all
@@ -55,12 +65,29 @@ def _capped_rule(meta: dict) -> str:
     return words(rule)
 
 
+#: The largest difference (in [0, 1] score) allowed between the exported network's outputs
+#: and the torch model's on the test split.
+MAX_DIFF = 0.1
+#: Test positions scored through the serving path (accumulator and compiled forward pass).
+SERVING_SAMPLE = 1000
+#: The serving path and the numpy batch path compute the same float32 values in another
+#: order: they may differ by rounding, no more.
+SERVING_TOLERANCE = 1e-4
+
+
+class ExportError(RuntimeError):
+    """An exported network that does not compute what the trained model does."""
+
+
 def export(run: str | Path, data: str | Path, out: str | Path, *, checkpoint: str = "best.pt",
            command: str = "", threads: int = 2, eval_data: str | Path | None = None,
-           note: str = "") -> dict[str, Any]:
+           note: str = "", max_diff: float = MAX_DIFF) -> dict[str, Any]:
     """Export ``run/checkpoint`` to ``out``; returns the manifest (with the agreement
     check filled in). ``data`` describes the training data in the manifest; validation and
-    test losses are measured on ``eval_data`` (default: ``data``)."""
+    test losses are measured on ``eval_data`` (default: ``data``). Raises
+    :class:`ExportError`, leaving ``out`` and its ``MANIFEST.json`` untouched, when the
+    exported network's outputs differ from the model's by more than ``max_diff`` or the
+    serving path disagrees with the numpy one."""
     eval_data = data if eval_data is None else eval_data
     torch.set_num_threads(threads)
     run, out = Path(run), Path(out)
@@ -132,27 +159,58 @@ def export(run: str | Path, data: str | Path, out: str | Path, *, checkpoint: st
                         "activations, b2, w3 and b3 float32",
     }
     net = Network.from_float(**model.float_weights())
-    net.save(out, manifest)
-
-    shipped = Network.load(out)
-    np_scores = network_predict(shipped, test)
-    diff = np.abs(np_scores.astype(np.float64) - torch_scores.astype(np.float64))
-    np_loss = float(bce(played(np_scores, test.moves), test.targets).mean())
-    agreement = {"positions": len(test), "max_abs_diff": float(diff.max()) if len(test) else 0.0,
-                 "mean_abs_diff": float(diff.mean()) if len(test) else 0.0,
-                 "test_loss_numpy": np_loss, "test_loss_torch": torch_loss,
-                 "same_best_move_fraction": float((np_scores.argmax(1) == torch_scores.argmax(1)).mean())
-                 if len(test) else 1.0}
-    # The agreement is only known once the file exists: save again with it included.
-    manifest["test_loss"] = np_loss
-    manifest["agreement_numpy_vs_torch"] = agreement
-    net.save(out, manifest)
-    Network.load(out)  # the final file must load
+    out.parent.mkdir(parents=True, exist_ok=True)
+    trial = out.with_name(out.name + ".checking.npz")   # nothing is replaced until it passes
+    try:
+        net.save(trial, manifest)
+        shipped = Network.load(trial)
+        np_scores = network_predict(shipped, test)
+        diff = np.abs(np_scores.astype(np.float64) - torch_scores.astype(np.float64))
+        np_loss = float(bce(played(np_scores, test.moves), test.targets).mean())
+        agreement = {"positions": len(test),
+                     "max_abs_diff": float(diff.max()) if len(test) else 0.0,
+                     "mean_abs_diff": float(diff.mean()) if len(test) else 0.0,
+                     "test_loss_numpy": np_loss, "test_loss_torch": torch_loss,
+                     "same_best_move_fraction": float((np_scores.argmax(1) == torch_scores.argmax(1)).mean())
+                     if len(test) else 1.0,
+                     "serving_path_max_abs_diff": _serving_diff(shipped, test, np_scores)}
+        if agreement["max_abs_diff"] > max_diff:
+            raise ExportError(f"the exported network's outputs differ from the model's by up to "
+                              f"{agreement['max_abs_diff']:.4f} on the test split (allowed "
+                              f"{max_diff}): not exported")
+        if agreement["serving_path_max_abs_diff"] > SERVING_TOLERANCE:
+            raise ExportError(f"the serving path (accumulator, compiled forward pass) differs "
+                              f"from the numpy network by {agreement['serving_path_max_abs_diff']:.2e}: "
+                              "not exported")
+        # The agreement is only known once the file exists: save again with it included.
+        manifest["test_loss"] = np_loss
+        manifest["agreement_numpy_vs_torch"] = agreement
+        net.save(trial, manifest)
+        Network.load(trial)  # the final file must load
+        os.replace(trial, out)
+    finally:
+        trial.unlink(missing_ok=True)
     digest = hashlib.sha256(out.read_bytes()).hexdigest()
     mirror = {"weights_file": out.name, "bytes": out.stat().st_size, "sha256": digest,
               "manifest": manifest}
     (out.parent / "MANIFEST.json").write_text(json.dumps(mirror, indent=1) + "\n")
     return manifest
+
+
+def _serving_diff(net: Network, test, np_scores: np.ndarray) -> float:
+    """The largest difference between what the service computes for a position (an
+    accumulator refreshed from its features, the compiled forward pass) and the numpy
+    batch path, over up to :data:`SERVING_SAMPLE` test positions spread over the split."""
+    if not len(test):
+        return 0.0
+    rows = np.unique(np.linspace(0, len(test) - 1, min(len(test), SERVING_SAMPLE)).astype(np.int64))
+    accumulator = Accumulator(net)
+    worst = 0.0
+    for i in rows:
+        accumulator.refresh(test.features(int(i)))
+        worst = max(worst, float(np.abs(accumulator.scores().astype(np.float64)
+                                        - np_scores[i].astype(np.float64)).max()))
+    return worst
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -167,10 +225,17 @@ def main(argv: list[str] | None = None) -> None:
                          "its test games must be test games of --data too)")
     ap.add_argument("--note", default="", help="free text for the manifest (how it was trained)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--max-diff", type=float, default=MAX_DIFF,
+                    help="refuse the export when its outputs differ from the model's by more "
+                         "(default %(default)s)")
     args = ap.parse_args(argv)
     command = " ".join(["python -m nnue.train.export", *(argv if argv is not None else sys.argv[1:])])
-    manifest = export(args.run, args.data, args.out, checkpoint=args.checkpoint, command=command,
-                      threads=args.threads, eval_data=args.eval_data, note=args.note)
+    try:
+        manifest = export(args.run, args.data, args.out, checkpoint=args.checkpoint,
+                          command=command, threads=args.threads, eval_data=args.eval_data,
+                          note=args.note, max_diff=args.max_diff)
+    except ExportError as exc:
+        raise SystemExit(f"export: {exc}") from None
     a = manifest["agreement_numpy_vs_torch"]
     out = Path(args.out)
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB) and {out.parent / 'MANIFEST.json'}")
@@ -178,7 +243,8 @@ def main(argv: list[str] | None = None) -> None:
           f"{a['test_loss_torch']:.5f}, exported numpy (quantised) {a['test_loss_numpy']:.5f}")
     print(f"numpy vs torch on {a['positions']:,} test positions: max |diff| "
           f"{a['max_abs_diff']:.5f}, mean |diff| {a['mean_abs_diff']:.6f}, same best move "
-          f"{100 * a['same_best_move_fraction']:.2f}%")
+          f"{100 * a['same_best_move_fraction']:.2f}%; serving path vs numpy: max |diff| "
+          f"{a['serving_path_max_abs_diff']:.1e}")
 
 
 if __name__ == "__main__":
