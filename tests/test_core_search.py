@@ -83,6 +83,71 @@ def test_a_state_the_core_cannot_hold_is_searched_in_python():
     assert result.move in MOVES
 
 
+def test_food_and_hazards_off_the_board_are_left_out_not_a_reason_for_python():
+    """Nothing can reach food or a hazard off the board: the compiled search leaves them out
+    and searches (before, one stray item sent the whole move to the Python search)."""
+    request = from_ascii("""
+    . . . . .
+    . A a . .
+    . . . . .
+    . . B b .
+    . . . . .
+    """)
+    plain = SearchStrategy(engine="compiled", max_nodes=300, think_ms=60_000).search(request)
+    request.state.board.food.append((9, 9))
+    request.state.board.hazards.append((-1, 2))
+    result = SearchStrategy(engine="compiled", max_nodes=300, think_ms=60_000).search(request)
+    assert result.engine == "compiled"
+    assert (result.move, result.nodes, result.scores) == (plain.move, plain.nodes, plain.scores)
+
+
+def test_a_search_cut_short_in_its_first_depth_answers_nothing_it_did_not_compare():
+    """A (at the bottom left) can go up into a dead end by B's body, or right into the
+    open. Stopped after 3 nodes, the first depth has scored only its first move, up: that
+    is no answer (the seed move answers), where before it was adopted alone."""
+    request = from_ascii("""
+    . . . . . . .
+    b . . . . . .
+    b . . . . . .
+    b b . . . . .
+    . b b B . . .
+    A . . . . . .
+    a a . . . . .
+    """)
+    for nodes in (3, 5):
+        decision = SearchStrategy(engine="compiled", max_nodes=nodes, think_ms=60_000
+                                  ).choose(request, None)
+        assert decision.search.move is None and decision.search.depth == 0
+        assert "search completed nothing" in decision.method and decision.move == "right"
+    assert SearchStrategy(engine="compiled", max_nodes=2000, think_ms=60_000
+                          ).choose(request, None).move == "right"
+
+
+def test_on_a_huge_board_with_many_snakes_the_clock_is_read_every_node():
+    """A node on a 60×60 board with 40 snakes costs far more than an 11×11 one: past its
+    deadline, the search stops at its first node, not 64 nodes later; and the packed
+    state's rings hold the longest body and the search's depth, not the board's area."""
+    import random
+    import time
+
+    from snake.board import Board, Game, GameState, Ruleset, Snake
+    from snake.core.search import MAX_PLY, run
+    from snake.core.state import G_CAPACITY
+    rng = random.Random(3)
+    snakes = []
+    for i in range(40):
+        x, y = 1 + (i % 8) * 7, 2 + (i // 8) * 11
+        snakes.append(Snake(f"s{i}", [(x, y + k) for k in range(9)], 90))
+    state = GameState(Game("huge", Ruleset("standard")), 5,
+                      Board(60, 60, [(rng.randrange(60), rng.randrange(60)) for _ in range(30)],
+                            [], snakes))
+    packed = core.encode(state, "s0", horizon=MAX_PLY)
+    assert packed.g[G_CAPACITY] == 128                  # 9 + 64 + 16, a power of two
+    found = run(packed, 0, [1, 2, 3], list(range(4, 40)), deadline=time.monotonic() - 1.0)
+    assert found.nodes <= 1 and found.stopped == "deadline"
+    assert core.encode(state, "s0").g[G_CAPACITY] == 4096     # a whole game: the area
+
+
 def test_at_equal_depth_the_compiled_search_finds_the_python_search_value():
     """Same tree, same evaluation: whatever the order of moves and the table, alpha-beta's
     value of the root is the minimax value, so the two must agree exactly."""

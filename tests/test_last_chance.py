@@ -29,6 +29,37 @@ def test_the_move_that_survives_the_most_replies_is_played():
     assert chance.move == "down"
 
 
+def test_a_pocket_with_no_way_out_is_no_chance():
+    """Every move of A can be killed this turn. Down survives more of the replies (only Q
+    can meet it), but leads into a pocket: A's own body, E's body and D's neck close it next
+    turn whatever anyone plays. Up survives fewer, with a way out: up it is.
+
+        b b c c c . .
+        b . c C c e E
+        b b B . . e .
+        . . a A e e .
+        . a a . e e e
+        . a . D d d d
+        . a . . d d d
+    """
+    from snake.board import parse_request
+
+    def snake(sid, body):
+        return {"id": sid, "health": 90, "body": [{"x": x, "y": y} for x, y in body]}
+    you = snake("A", [(3, 3), (2, 3), (2, 2), (1, 2), (1, 1), (1, 0)])
+    others = [snake("B", [(2, 4), (1, 4), (0, 4), (0, 5), (0, 6), (1, 6)]),
+              snake("C", [(3, 5), (4, 5), (4, 6), (3, 6), (2, 6), (2, 5)]),
+              snake("D", [(3, 1), (4, 1), (5, 1), (6, 1), (6, 0), (5, 0), (4, 0)]),
+              snake("E", [(6, 5), (5, 5), (5, 4), (5, 3), (4, 3), (4, 2), (5, 2), (6, 2)])]
+    request = parse_request({
+        "game": {"id": "pocket", "ruleset": {"name": "standard"}, "timeout": 500}, "turn": 30,
+        "board": {"width": 7, "height": 7, "food": [], "snakes": [you, *others]}, "you": you})
+    chance = last_chance(request.state, request.you, "down")
+    assert chance.replies == 12
+    assert chance.survives == {"up": 3, "down": 0} and chance.trapped == {"up": 0, "down": 8}
+    assert chance.move == "up"
+
+
 def test_ties_keep_the_searched_move():
     # each of A's three moves can be met by one longer snake (B, C, D: one of its three
     # moves each), so each survives 18 of the 27 joint replies
@@ -60,7 +91,7 @@ def test_the_search_strategy_plays_its_last_chance_only_when_every_move_is_lost(
         decision = chance.choose(request, None)
         assert decision.move == "down"
         assert "last chance" in decision.method
-        assert "down survives the most of 18 replies" in decision.search.note
+        assert "down survives the most of 18 replies this turn with a way out" in decision.search.note
     # a position that is not lost this turn is left to the search
     open_board = from_ascii("""
         . . . . . . .

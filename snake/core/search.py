@@ -65,8 +65,13 @@ PROVEN = WIN - 500.0
 INF = 1e9
 NOT_TERMINAL = 1e8
 MAX_PLY = 64
-#: Nodes between two looks at the clock (a look costs about 30 ns).
+#: Nodes between two looks at the clock (a look costs about 30 ns), on boards whose nodes
+#: are cheap; see :func:`check_every`.
 CHECK_EVERY = 64
+#: Padded cells times snakes up to which a node is cheap enough for :data:`CHECK_EVERY`:
+#: eight times an 11×11 duel's, whose nodes cost about 2 µs (a node's cost grows with the
+#: board, which board control floods, and the snakes), so 64 nodes are about a millisecond.
+CHEAP_NODE_WORK = 8 * 13 * 13 * 2
 #: The width of PVS's null window (values are floats: board control shares, ``WIN`` ± ply).
 NULL_WINDOW = 1e-7
 MAX_OPPONENTS = 3
@@ -75,7 +80,7 @@ R_MINE, R_CHEAP, R_OPPONENTS, R_KEYS, R_COUNTS, R_JOINT = 0, 1, 2, 2 + MAX_OPPON
 SCRATCH_ROWS = 5 + MAX_OPPONENTS
 
 # control words (int64 array ``ctl``)
-C_NODES, C_MAX_NODES, C_ABORT, C_STOP_REASON = 0, 1, 2, 3
+C_NODES, C_MAX_NODES, C_ABORT, C_STOP_REASON, C_CHECK_EVERY = 0, 1, 2, 3, 4
 STOP_NONE, STOP_DEADLINE, STOP_NODES, STOP_PROVEN, STOP_MAX_DEPTH, STOP_SINGLE, STOP_HALTED = range(7)
 STOP_REASONS = ("", "deadline", "nodes", "proven", "max depth", "single move", "halted")
 
@@ -434,7 +439,7 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, h
                 ctl[C_ABORT] = 1
                 ctl[C_STOP_REASON] = STOP_NODES
                 return 0.0
-            if ctl[C_NODES] % CHECK_EVERY == 0:
+            if ctl[C_NODES] % ctl[C_CHECK_EVERY] == 0:
                 if halt[0] != 0:
                     ctl[C_ABORT] = 1
                     ctl[C_STOP_REASON] = STOP_HALTED
@@ -578,6 +583,18 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, h
 
 
 @njit(**JIT)
+def check_every(cells, n):
+    """Nodes between two looks at the clock: :data:`CHECK_EVERY` where a node is cheap,
+    fewer in proportion (a power of two, at least 1) on large boards with many snakes,
+    whose nodes cost up to milliseconds, so that the search still stops within about a
+    millisecond of its deadline."""
+    every = CHECK_EVERY
+    while every > 1 and every * cells * n > CHECK_EVERY * CHEAP_NODE_WORK:
+        every //= 2
+    return every
+
+
+@njit(**JIT)
 def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
            table_keys, table_values, table_info, zobrist, zobrist_health, zobrist_food,
            history, work, result, root_scores, iterations, pv_out, pvs, net, nn, exact_root,
@@ -611,8 +628,9 @@ def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
     line_joint = np.zeros((MAX_PLY + 2, MAX_PLY + 2), dtype=np.int64)
     line_length = np.zeros(MAX_PLY + 2, dtype=np.int64)
     no_report = np.zeros((0, 4), dtype=np.int32)
-    ctl = np.zeros(4, dtype=np.int64)
+    ctl = np.zeros(5, dtype=np.int64)
     ctl[C_MAX_NODES] = max_nodes
+    ctl[C_CHECK_EVERY] = check_every(g[G_CELLS], n)
     if nn.weight > 0.0:
         refresh_accumulator(g, root, you, nn.offset, net[1], net[0], nn.counts[0], nn.acc[0])
 
@@ -681,8 +699,9 @@ def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
         if ctl[C_ABORT]:
             stop = ctl[C_STOP_REASON]
             # The partial iteration counts when its first move (the previous best) was
-            # searched to the end: a move that beat it is better at this depth.
-            if completed >= 1 and it_move >= 0:
+            # searched to the end: a move that beat it is better at this depth. Not at the
+            # first depth: its first move was no one's best, only first in order.
+            if completed >= 1 and it_move >= 0 and best_depth >= 1:
                 best_move, best_score = it_move, it_best
             break
         best_move, best_score, best_depth = it_move, it_best, depth

@@ -101,10 +101,13 @@ def _capacity(cells: int, longest: int) -> int:
 
 
 def encode(state: GameState, you_id: str | None = None, *, horizon: int = 0) -> Packed:
-    """``state`` in the compiled form (module docstring). ``horizon``: turns the bodies may
-    grow beyond the board's area while this packed game is played (a search's depth; a
-    whole game needs none: a living body is never longer than the board has room for, plus
-    a stacked tail). Raises :class:`EncodeError` for what the core cannot hold."""
+    """``state`` in the compiled form (module docstring). ``horizon``: the turns this
+    packed game will be played for (a search's depth): each body's ring then holds the
+    longest body now plus one segment a turn, whatever the board's size (a body grows by
+    at most one a turn; in squad, to its longest squadmate's length). Without one (0, a
+    whole game), it holds the board's area: a living body is never longer than the board
+    has room for, plus a stacked tail. Raises :class:`EncodeError` for what the core
+    cannot hold."""
     board = state.board
     ruleset = state.game.ruleset
     settings = ruleset.settings
@@ -116,9 +119,15 @@ def encode(state: GameState, you_id: str | None = None, *, horizon: int = 0) -> 
     if n == 0:
         raise EncodeError("no snakes")
     longest = max(len(s.body) for s in snakes)
-    capacity = _capacity(width * height + horizon, longest + horizon)
-    food_capacity = max(width * height, len(board.food))
-    hazard_capacity = max(width * height, len(board.hazards))
+    # Food and hazards off the board are out of every snake's reach: left out (SPEC §4
+    # ignores them too), not refused, so that such a request is still searched here.
+    food = [p for p in board.food if 0 <= p[0] < width and 0 <= p[1] < height]
+    hazards = [p for p in board.hazards if 0 <= p[0] < width and 0 <= p[1] < height]
+    # (a search's states are copied at every node: on a large board, rings the size of the
+    # area made each state megabytes)
+    capacity = _capacity(0 if horizon else width * height, longest + horizon)
+    food_capacity = max(width * height, len(food))
+    hazard_capacity = max(width * height, len(hazards))
 
     g = np.zeros(G_FIELDS, dtype=np.int64)
     g[G_WIDTH], g[G_HEIGHT], g[G_PW], g[G_CELLS], g[G_N] = width, height, pw, cells, n
@@ -177,16 +186,16 @@ def encode(state: GameState, you_id: str | None = None, *, horizon: int = 0) -> 
             previous = c
             if alive:
                 s[g[G_OCC] + c] += 1
-    for k, point in enumerate(board.food):
+    for k, point in enumerate(food):
         c = cell(point, "food", 0)
         s[g[G_FOOD] + k] = c
         s[g[G_FOOD_AT] + c] += 1
-    s[S_N_FOOD] = len(board.food)
-    for k, point in enumerate(board.hazards):
+    s[S_N_FOOD] = len(food)
+    for k, point in enumerate(hazards):
         c = cell(point, "hazard", 0)
         s[g[G_HAZARDS] + k] = c
         s[g[G_HAZARD_AT] + c] += 1
-    s[S_N_HAZARDS] = len(board.hazards)
+    s[S_N_HAZARDS] = len(hazards)
     return Packed(g, s, state)
 
 

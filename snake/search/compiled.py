@@ -56,9 +56,18 @@ def _evaluation_salt(weight: float, style: str = "default", replies: str = "join
     return zlib.crc32((text + (f" head {head}" if head else "")).encode()) << 16
 
 
-def salt_of(game_id: str, you_id: str) -> int:
-    """A stable 64-bit salt per game and snake (see :func:`snake.core.search.position_key`)."""
-    data = f"{game_id}\x00{you_id}".encode()
+def salt_of(state: GameState, you_id: str) -> int:
+    """A stable 64-bit salt per game and snake (see :func:`snake.core.search.position_key`),
+    and per rules the key does not see: the ruleset and its settings, and where the hazards
+    lie (the key counts them only; a map may move them and keep their number, and a
+    thread's table outlives the turn). A standard game without hazards salts by game and
+    snake alone."""
+    text = f"{state.game.id}\x00{you_id}"
+    ruleset, board = state.game.ruleset, state.board
+    if ruleset.name != "standard" or board.hazards:
+        text += f"\x00{ruleset.name}\x00{board.width}x{board.height}\x00{ruleset.settings}"
+        text += "\x00" + ";".join(f"{x},{y}" for x, y in sorted(board.hazards))
+    data = text.encode()
     return (zlib.crc32(data) << 32) | zlib.adler32(data)
 
 
@@ -97,7 +106,7 @@ class CompiledAlphaBeta:
         found = run(packed, index[self.plan.you], [index[o] for o in self.plan.opponents],
                     [index[c] for c in self.plan.cheap], deadline=min(deadline, 1e15),
                     max_nodes=self.budget.max_nodes, max_depth=self.max_depth, table=table,
-                    salt=(salt_of(state.game.id, self.plan.you)
+                    salt=(salt_of(state, self.plan.you)
                           ^ _evaluation_salt(self.network_weight, self.style, self.replies,
                                              self.head.digest if self.head else "")),
                     network=self.network, network_weight=self.network_weight, style=self.style,

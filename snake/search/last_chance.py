@@ -9,8 +9,10 @@ to one of its replies and survives the others is a chance, one that loses to all
 none. So then each of our candidate moves (:func:`snake.rules.candidate_moves`) is played
 against every joint reply of the opponents near enough to meet our head this turn (head
 within two moves of ours; each on its candidate moves, the others on their cheap move), by
-the rules (:func:`snake.rules.apply_rules`), and the move that leaves us alive after the most
-replies is played; ties keep the search's move, then the order up, down, left, right.
+the rules (:func:`snake.rules.apply_rules`), and the move that leaves us alive, with a move
+left that is not certain death next turn, after the most replies is played; then the one
+that leaves us alive at all after the most (a pocket with no way out is a death put off by
+a turn, not a chance); ties keep the search's move, then the order up, down, left, right.
 
 Only this turn is looked at, and only then: the search already said that every move loses
 now against best play, so what is left is not to die now. (A loss proved for a later turn
@@ -23,6 +25,7 @@ import itertools
 from dataclasses import dataclass
 
 from ..board import GameState, Snake
+from ..moves import filter_moves
 from ..rules import MOVES, apply_rules, candidate_moves, distance, obstacles_after_move
 from .state import WIN, cheap_move
 
@@ -37,11 +40,13 @@ MAX_NEAR = 3
 
 @dataclass(frozen=True, slots=True)
 class LastChance:
-    """The move played, and per candidate move how many of the ``replies`` it survives."""
+    """The move played, and per candidate move how many of the ``replies`` it survives
+    with a way out (a move next turn that is not certain death), and without one."""
 
     move: str
     survives: dict[str, int]
     replies: int
+    trapped: dict[str, int] | None = None     # per move: replies survived with no way out
 
 
 def last_chance(state: GameState, you: Snake, searched_move: str) -> LastChance:
@@ -62,13 +67,20 @@ def last_chance(state: GameState, you: Snake, searched_move: str) -> LastChance:
     options = [candidate_moves(state, s, obstacles) for s in near]
     replies = list(itertools.product(*options))
     survives: dict[str, int] = {}
+    trapped: dict[str, int] = {}
     for move in mine:
-        alive = 0
+        free = cornered = 0
         for reply in replies:
             moves = {**fixed, **{s.id: m for s, m in zip(near, reply)}, you.id: move}
             after = apply_rules(state, moves)
-            if not after.board.snake(you.id).eliminated_cause:
-                alive += 1
-        survives[move] = alive
-    best = max(mine, key=lambda m: (survives[m], m == searched_move, -MOVES.index(m)))
-    return LastChance(best, survives, len(replies))
+            me = after.board.snake(you.id)
+            if me.eliminated_cause:
+                continue
+            if filter_moves(after, me).allowed:      # a move next turn not certain death
+                free += 1
+            else:
+                cornered += 1
+        survives[move], trapped[move] = free, cornered
+    best = max(mine, key=lambda m: (survives[m], trapped[m], m == searched_move,
+                                    -MOVES.index(m)))
+    return LastChance(best, survives, len(replies), trapped)

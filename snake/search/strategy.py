@@ -340,10 +340,13 @@ class SearchStrategy:
             chance = last_chance(request.state, request.you, result.move)
             move = chance.move
             method += ", last chance"
-            counts = ", ".join(f"{m} {n}" for m, n in chance.survives.items())
+            counts = ", ".join(
+                f"{m} {n}" + (f" (+{chance.trapped[m]} with no way out)"
+                              if chance.trapped and chance.trapped[m] else "")
+                for m, n in chance.survives.items())
             result.note = (f"{result.note}; " if result.note else "") + (
                 f"every move can be killed this turn: {move} survives the most of {chance.replies} "
-                f"replies this turn ({counts})")
+                f"replies this turn with a way out ({counts})")
         return Decision(move, method=method, filter=seed.filter, search=result)
 
 
