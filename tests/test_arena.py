@@ -183,6 +183,10 @@ def test_explicit_seats(capsys, tmp_path):
     (["floodfill", "random", "-n", "9", "--size", "5"], "at most 8 snakes"),
     (["floodfill", "random", "-r", "squad", "-n", "3"], "even"),
     (["floodfill", "random", "-g", "0"], "--games"),
+    (["floodfill", "random", "--max-turns", "-1"], "--max-turns"),
+    (["floodfill", "random", "-n", "0"], "--snakes"),
+    (["floodfill", "random", "-W", "0"], "--width"),
+    (["floodfill", "-r", "solo", "--solo-target", "-5"], "--solo-target"),
 ])
 def test_bad_options_get_a_clear_error(capsys, args, message):
     code, out, err = run(capsys, *args, "--parallel", "1")
@@ -674,6 +678,47 @@ def test_sprt_stops_the_run_when_it_decides(capsys):
     games = int(w) + int(d) + int(l)
     assert games < 60
     assert f"H1 accepted: floodfill is at least 100 Elo stronger after {games} games" in out
+
+
+def test_sprt_stops_where_one_process_would_whatever_finishes_first(capsys):
+    """With games in parallel, the test counts them in their order: it stops after the
+    same games as a single process (it counted them as they finished before)."""
+    lines = []
+    for parallel in ("1", "2"):
+        code, out, _ = run(capsys, "random", "random", "-g", "200", "--size", "7",
+                           "--parallel", parallel, "--seed", "9", "--sprt=-60,60")
+        assert code == 0
+        lines.append(out.splitlines()[-1])
+    assert lines[0] == lines[1]
+
+
+def test_gzipped_records_are_read_like_plain_ones(capsys, tmp_path):
+    """Official games are often kept gzipped (*.jsonl.gz): the readers take them as they
+    are, and a record whose snake has no body is an error that names the line."""
+    import gzip
+    import shutil
+
+    from snake.arena.render import main as render
+    from snake.arena.tally import main as tally
+    code, _, _ = run(capsys, "floodfill", "random", "-g", "1", "--size", "7", "--parallel", "1",
+                     "--seed", "2", "-o", str(tmp_path / "run"))
+    assert code == 0
+    plain = tmp_path / "run" / "game-00001.jsonl"
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    with open(plain, "rb") as f, gzip.open(kept / "one.jsonl.gz", "wb") as g:
+        shutil.copyfileobj(f, g)
+    assert read_replay(kept / "one.jsonl.gz") == read_replay(plain)
+    assert tally([str(kept), "--player", "floodfill"]) == 0
+    assert "1 games" in capsys.readouterr().out
+    assert render([str(kept / "one.jsonl.gz"), "-o", str(tmp_path / "one.html")]) == 0
+    lines = plain.read_text().splitlines()
+    broken = json.loads(lines[1])
+    del broken["board"]["snakes"][0]["body"]
+    (tmp_path / "broken.jsonl").write_text("\n".join([lines[0], json.dumps(broken), lines[-1]]))
+    capsys.readouterr()
+    assert render([str(tmp_path / "broken.jsonl")]) == 2
+    assert "broken.jsonl:2: board.snakes" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("bad", ["30,0", "x", "1,2,3"])

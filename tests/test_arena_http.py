@@ -76,6 +76,26 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, b"this is not json")
         if behaviour == "badmove":
             return self.send(200, b'{"move": "sideways"}')
+        if behaviour == "trickle":
+            # valid headers, then the body a byte at a time, for as long as anyone listens
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "60000")
+            self.end_headers()
+            try:
+                for _ in range(60000):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.02)
+            except OSError:
+                pass
+            return
+        if behaviour == "closes idle":
+            # answer, then close the kept-alive connection once it has been idle a while,
+            # as servers do (gunicorn's gthread after 2 s, uvicorn after 5)
+            self.close_connection = True
+            self.send(200, b'{"move": "up"}')
+            return
         request = parse_request(body)
         move = server.floodfill.choose(request, None).move
         self.send(200, json.dumps({"move": move, "shout": f"going {move}"}).encode())
@@ -190,3 +210,39 @@ def test_http_seat_keeps_its_connection_and_drops_it_after_a_timeout(snake_serve
     body = json.dumps({"turn": 0}).encode()
     answer = seat.move_payload(body)
     assert answer.move is None and answer.problem == "timeout" and seat.conn is None
+
+
+def test_a_snake_that_trickles_its_answer_is_cut_off_at_the_timeout(snake_server):
+    """A server that sends its headers and then a byte at a time never holds the game:
+    the timeout bounds the whole exchange (a socket's timeout bounds each read only)."""
+    server = snake_server("trickle")
+    seat = HttpSeat(server.url, 300)
+    body = _move_body()
+    answer = seat.move_payload(json.dumps(body).encode())
+    assert answer.move is None and answer.problem == "timeout"
+    seat.close()
+
+
+def test_a_kept_alive_connection_the_server_closed_is_dialled_again(snake_server):
+    """The server closes each connection after answering (an idle limit reached between
+    turns): the next request goes on a new connection and is answered, not lost."""
+    server = snake_server("closes idle")
+    seat = HttpSeat(server.url, 2000)
+    payload = json.dumps(_move_body()).encode()
+    for _ in range(3):
+        answer = seat.move_payload(payload)
+        assert (answer.move, answer.problem) == ("up", "")
+        time.sleep(0.05)
+    seat.close()
+
+
+def _move_body():
+    from snake.board import state_to_request
+    from snake.diagram import from_ascii
+    return state_to_request(from_ascii("""
+        . . . . .
+        . A a . .
+        . . . . .
+        . B b . .
+        . . . . .
+    """).state, "A")

@@ -173,6 +173,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     players = parse_players(args.players)
+    for flag, value, least in (("--width", args.width, 1), ("--height", args.height, 1),
+                               ("--snakes", args.snakes, 1), ("--max-turns", args.max_turns, 1),
+                               ("--solo-target", args.solo_target, 1)):
+        if value is not None and value < least:
+            raise ValueError(f"{flag} must be at least {least}, not {value}")
     width = args.width or args.size[0]
     height = args.height or args.size[1]
     if args.games < 1:
@@ -263,7 +268,10 @@ def run(args: argparse.Namespace) -> int:
                 _WORKER["network"] = network   # shared with the forked workers
             with ctx.Pool(parallel, _init_worker,
                           (players, settings, replay_dir, args.weights, network is not None)) as pool:
-                for result in pool.imap_unordered(_play, specs):
+                # A sequential test counts the games in their order, as one process would,
+                # so that where it stops does not depend on which game finished first.
+                results_in = pool.imap if args.sprt is not None else pool.imap_unordered
+                for result in results_in(_play, specs):
                     _collect(result, totals, results, bar, games_log, players)
                     if decided():
                         break       # leaving the pool stops the games still running

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import select
 import socket
+import threading
 import time
 import urllib.parse
 from pathlib import Path
@@ -214,49 +216,95 @@ class HttpSeat:
         self.parts = urllib.parse.urlsplit(url)
         self.timeout_ms = timeout_ms
         self.base_path = self.parts.path.rstrip("/")
+        # a query in the snake's URL goes with every request, as the CLI keeps it
+        self._query = f"?{self.parts.query}" if self.parts.query else ""
         self.conn: http.client.HTTPConnection | None = None
 
-    def _connection(self, timeout_s: float) -> http.client.HTTPConnection:
+    def _connection(self, timeout_s: float) -> tuple[http.client.HTTPConnection, bool]:
+        """The connection to use and whether it is one kept alive from before. A kept one
+        the server has closed meanwhile (servers close idle connections after a few
+        seconds: gunicorn's gthread 2, uvicorn and Node 5) reads as ready, with nothing or
+        junk to read: it is dropped and a new one made, as Go's client dials again."""
+        if self.conn is not None and self.conn.sock is not None:
+            ready, _, _ = select.select([self.conn.sock], [], [], 0)
+            if ready:
+                self.close()
         if self.conn is None:
             cls = (http.client.HTTPSConnection if self.parts.scheme == "https"
                    else http.client.HTTPConnection)
             self.conn = cls(self.parts.hostname, self.parts.port, timeout=timeout_s)
-        else:
-            self.conn.timeout = timeout_s
-            if self.conn.sock is not None:
-                self.conn.sock.settimeout(timeout_s)
-        return self.conn
+            return self.conn, False
+        self.conn.timeout = timeout_s
+        if self.conn.sock is not None:
+            self.conn.sock.settimeout(timeout_s)
+        return self.conn, self.conn.sock is not None
 
     def post(self, route: str, payload: bytes) -> tuple[int, bytes, float, str]:
         """POST ``payload`` to ``route``; (status, body, elapsed ms, problem). ``problem`` is
         ``"timeout"`` when no full answer came within the timeout, ``"invalid"`` on any
-        other failure (refused connection, broken answer, oversized body)."""
+        other failure (refused connection, broken answer, oversized body).
+
+        The timeout bounds the whole exchange, connecting, sending and reading, as the
+        official CLI's client timeout does: a socket's own timeout bounds each read only,
+        and a server that trickles its answer a byte at a time would hold the game for
+        ever; at the deadline the socket is shut and the answer is a timeout. A request on
+        a kept-alive connection that fails before anything came back is sent once more
+        on a new one (the server may have closed it as we wrote)."""
         t0 = time.perf_counter()
         timeout_s = self.timeout_ms / 1000
+        cut = threading.Event()
+        held: list[http.client.HTTPConnection] = []
+
+        def cut_off() -> None:
+            cut.set()
+            sock = held[0].sock if held else None
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+        timer = threading.Timer(timeout_s, cut_off)
+        timer.daemon = True
+        timer.start()
         try:
-            conn = self._connection(timeout_s)
-            conn.request("POST", f"{self.base_path}/{route}", body=payload, headers={
-                "Content-Type": "application/json", "User-Agent": USER_AGENT})
-            remaining = timeout_s - (time.perf_counter() - t0)
-            if remaining <= 0:
-                raise socket.timeout("send took the whole timeout")
-            if conn.sock is not None:
-                conn.sock.settimeout(remaining)
-            response = conn.getresponse()
+            for attempt in (1, 2):
+                conn, reused = self._connection(timeout_s)
+                held[:] = [conn]
+                try:
+                    conn.request("POST", f"{self.base_path}/{route}{self._query}", body=payload,
+                                 headers={"Content-Type": "application/json",
+                                          "User-Agent": USER_AGENT})
+                    remaining = timeout_s - (time.perf_counter() - t0)
+                    if remaining <= 0:
+                        raise socket.timeout("send took the whole timeout")
+                    if conn.sock is not None:
+                        conn.sock.settimeout(remaining)
+                    response = conn.getresponse()
+                except (BrokenPipeError, ConnectionResetError,
+                        http.client.RemoteDisconnected):
+                    if attempt == 1 and reused and not cut.is_set():
+                        self.close()
+                        continue
+                    raise
+                break
             data = response.read(MAX_ANSWER_BYTES + 1)
             if len(data) > MAX_ANSWER_BYTES:
                 self.close()
-                return response.status, b"", _ms_since(t0), "invalid"
-            if response.will_close:
+                return response.status, b"answer over 64 KiB", _ms_since(t0), "invalid"
+            if response.will_close or cut.is_set():
                 self.close()
         except (socket.timeout, TimeoutError):
             self.close()
             return 0, b"", _ms_since(t0), "timeout"
         except (OSError, http.client.HTTPException) as exc:
             self.close()
+            if cut.is_set():
+                return 0, b"", _ms_since(t0), "timeout"
             return 0, repr(exc).encode(), _ms_since(t0), "invalid"
+        finally:
+            timer.cancel()
         elapsed = _ms_since(t0)
-        if elapsed > self.timeout_ms:
+        if elapsed > self.timeout_ms or cut.is_set():
             return response.status, data, elapsed, "timeout"
         return response.status, data, elapsed, ""
 

@@ -132,6 +132,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         paths.extend(records_in(given) if given.is_dir() else [given])
     # the positions file itself, if written among the records, is not one of them
     paths = [p for p in paths if p.resolve() != args.output.resolve()]
+    if not paths:
+        print("positions: error: no game records found (*.jsonl, *.jsonl.gz)", file=sys.stderr)
+        return 2
     try:
         bodies = positions_from_records(paths, args.snakes, later)
         text = "".join(json.dumps(b, separators=(",", ":")) + "\n" for b in bodies)

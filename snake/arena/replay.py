@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,10 +32,21 @@ GAMES_LOG = "games.jsonl"
 
 
 def records_in(folder: Path, recursive: bool = False) -> list[Path]:
-    """The game records (``*.jsonl``, the arena's :data:`GAMES_LOG` left out) in
-    ``folder``, or in it and every folder below it, sorted."""
-    found = folder.rglob("*.jsonl") if recursive else folder.glob("*.jsonl")
+    """The game records (``*.jsonl``, and gzipped ``*.jsonl.gz`` as the official CLI's
+    games are often kept; the arena's :data:`GAMES_LOG` left out) in ``folder``, or in it
+    and every folder below it, sorted."""
+    found = [p for pattern in ("*.jsonl", "*.jsonl.gz")
+             for p in (folder.rglob(pattern) if recursive else folder.glob(pattern))]
     return sorted(p for p in found if p.name != GAMES_LOG)
+
+
+def open_text(path: str | Path):
+    """``path`` opened for reading text, through gzip when the file is gzipped (its first
+    bytes say so, whatever its name)."""
+    path = Path(path)
+    with path.open("rb") as f:
+        gzipped = f.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rt", encoding="utf-8") if gzipped else path.open(encoding="utf-8")
 
 
 @dataclass(slots=True)
@@ -135,11 +147,21 @@ def parse_replay(lines: Iterable[str], source: str = "replay") -> Replay:
     for index, turn in enumerate(turns):
         if not isinstance(turn, dict) or not {"game", "turn", "board", "you"} <= turn.keys():
             raise ReplayError(f"{source}:{index + 2}: not a request body (game, turn, board, you)")
+        snakes = turn["board"].get("snakes") if isinstance(turn["board"], dict) else None
+        if not isinstance(snakes, list) or not all(
+                isinstance(s, dict) and "id" in s and isinstance(s.get("body"), list) and s["body"]
+                and all(isinstance(p, dict) and {"x", "y"} <= p.keys() for p in s["body"])
+                for s in snakes):
+            raise ReplayError(f"{source}:{index + 2}: board.snakes is not a list of snakes with "
+                              "an id and a body of {x, y} points")
     return Replay(game, turns, result)
 
 
 def read_replay(path: str | Path) -> Replay:
     """Read a CLI-format game record; raises :class:`ReplayError` naming the bad line."""
     path = Path(path)
-    with path.open(encoding="utf-8") as f:
-        return parse_replay(f, str(path))
+    try:
+        with open_text(path) as f:
+            return parse_replay(f, str(path))
+    except (EOFError, UnicodeDecodeError) as exc:        # a broken gzip file, or binary
+        raise ReplayError(f"{path}: not a readable game record ({exc})") from None

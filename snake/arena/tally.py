@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .ending import how_it_died
-from .replay import Replay, ReplayError, read_replay
+from .replay import Replay, ReplayError, open_text, read_replay
 from .report import read_game_entries
 from .stats import Score, t95
 
@@ -316,14 +316,15 @@ def _died_last(turns: list[dict], name: str) -> bool:
 def record_files(paths: list[str]) -> list[Path]:
     files: list[Path] = []
     for p in map(Path, paths):
-        files.extend(sorted(p.glob("game-*.jsonl")) if p.is_dir() else [p])
+        files.extend(sorted([*p.glob("game-*.jsonl"), *p.glob("*.jsonl.gz")]) if p.is_dir()
+                     else [p])
     return files
 
 
 def is_ledger(path: Path) -> bool:
     """Whether ``path`` is a ledger (its first line is a summary, not a game object)."""
     try:
-        with open(path) as f:
+        with open_text(path) as f:
             first = f.readline()
         line = json.loads(first) if first.strip() else None
         return isinstance(line, dict) and "outcome" in line
