@@ -175,3 +175,19 @@ def test_capped_targets_by_who_is_still_in():
     assert capped_targets(squad, made) == {"A": 0.5, "B": 0.0, "C": 0.5, "D": 0.0}
     solo = from_ascii(". . .\n. A a\n. . .", "solo").state
     assert capped_targets(solo, {"A": 37}) == {"A": 0.37}
+
+
+def _dies(task):
+    """A worker that dies as a killed one does (no exception, no result)."""
+    import os
+    if task == "die":
+        os._exit(9)
+    return task
+
+
+def test_a_worker_that_dies_stops_the_run_instead_of_hanging():
+    """A process pool waits for ever for the chunk of a worker that was killed; the run's
+    pool stops with an error that says how to go on."""
+    from nnue.train.selfplay import _process_results
+    with pytest.raises(SystemExit, match="worker process died"):
+        list(_process_results(["live", "die", "live"], 2, play=_dies))

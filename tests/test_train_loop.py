@@ -14,7 +14,7 @@ from nnue.train import loop  # noqa: E402
 from snake.arena.stats import Score  # noqa: E402
 
 TINY = ["--games", "6", "--nodes", "60", "--chunk", "3", "--hidden", "8", "4", "--epochs", "1",
-        "--gate-games", "2", "--gate-piece", "1", "--gate-timeout", "20", "--gate-size", "7",
+        "--gate-games", "4", "--gate-piece", "2", "--gate-timeout", "20", "--gate-size", "7",
         "--gate-max-turns", "25", "--workers", "1", "--seed", "11", "--holdout", "0.3"]
 
 
@@ -40,7 +40,7 @@ def test_each_generation_plays_learns_and_is_gated(two_generations):
         assert set(g["seconds"]) == {"play", "train", "export", "gate"}
         assert Network.load(directory / f"gen-{g['generation']}" / "nnue.npz").hidden == (8, 4)
         match = g["match"]
-        assert 1 <= match["games"] <= 2 and match["wins"] + match["draws"] + match["losses"] == match["games"]
+        assert match["games"] in (2, 4) and match["wins"] + match["draws"] + match["losses"] == match["games"]
         assert match["against"] == g["parent"]
         assert (match["verdict"], g["promoted"]) == loop.decide(
             Score(match["wins"], match["draws"], match["losses"]), [0, 30], 0.05, 0.05)
@@ -60,22 +60,38 @@ def test_an_interrupted_loop_resumes_where_it_stopped(two_generations, tmp_path)
     directory = tmp_path / "L"
     shutil.copytree(two_generations[0], directory)
     state = json.loads((directory / "loop.json").read_text())
-    # cut generation 2 short inside its match: the last piece lost, the gate not recorded
+    # cut generation 2 short inside its match: the gate not recorded, the last piece
+    # interrupted (the arena leaves the results of the games it finished, in the piece's
+    # ".part" folder: here one of its two)
     last = state["generations"][1]
     del last["stages"]["gate"], last["match"], last["promoted"]
     pieces = sorted((directory / "gen-2" / "match").glob("piece-*"))
-    (pieces[-1] / "results.json").unlink()
+    assert pieces and not any(p.name.endswith(".part") for p in pieces)
+    cut = pieces[-1].with_name(pieces[-1].name + ".part")
+    pieces[-1].rename(cut)
+    results = json.loads((cut / "results.json").read_text())
+    first = results["players"][0]
+    first["wins"], first["draws"], first["losses"] = 1, 0, 0
+    (cut / "results.json").write_text(json.dumps(results))
     kept = {p: (p / "results.json").stat().st_mtime_ns for p in pieces[:-1]}
     state["best"] = last["parent"]
     (directory / "loop.json").write_text(json.dumps(state))
     again = run(directory, "--generations", "2")
     assert again["generations"][1]["stages"]["gate"]
     assert {p: (p / "results.json").stat().st_mtime_ns for p in pieces[:-1]} == kept
-    assert (pieces[-1] / "results.json").is_file()
-    # the same match seeds: the replayed piece gives the same total as before
-    assert again["generations"][1]["match"]["games"] == two_generations[1]["generations"][1]["match"]["games"]
+    assert (pieces[-1] / "results.json").is_file() and not cut.exists()
+    # the same match seeds: the replayed piece gives the same result as before
+    before, after = two_generations[1]["generations"][1]["match"], again["generations"][1]["match"]
+    assert [after[k] for k in ("games", "wins", "draws", "losses")] == \
+        [before[k] for k in ("games", "wins", "draws", "losses")]
     with pytest.raises(SystemExit, match="other settings"):
         loop.main(["--dir", str(directory), *TINY, "--nodes", "61"])
+
+
+def test_a_piece_must_not_split_a_start_between_seats(capsys):
+    with pytest.raises(SystemExit):
+        loop.parse_args(["--dir", "x", "--gate-piece", "3"])
+    assert "multiples of --gate-snakes" in capsys.readouterr().err
 
 
 def test_the_gate_promotes_only_a_significant_win():

@@ -75,6 +75,24 @@ def test_an_export_that_computes_otherwise_is_refused(data_dir, tmp_path, monkey
     assert sorted(p.name for p in out.parent.iterdir()) == ["MANIFEST.json", "nnue.npz"]
 
 
+def test_resuming_a_run_that_stopped_early_changes_nothing(data_dir, tmp_path):
+    """A run stopped early, resumed with the same command (the loop does so when it was cut
+    off between training and recording it), keeps its epochs and its best weights; a
+    larger --patience lets it go on."""
+    run = tmp_path / "run"
+    args = ["--epochs", "30", "--patience", "1", "--lr", "0.05"]
+    first = fit.fit(fit_args(data_dir, run, *args))
+    assert first["stopped"].startswith("early stop") and len(first["history"]) < 30
+    best = (run / "best.pt").read_bytes()
+    again = fit.fit(fit_args(data_dir, run, *args, "--resume"))
+    assert again["stopped"] == first["stopped"]
+    assert len(again["history"]) == len(first["history"])
+    assert (run / "best.pt").read_bytes() == best
+    more = fit.fit(fit_args(data_dir, run, "--epochs", "30", "--patience", "2", "--lr", "0.05",
+                            "--resume"))
+    assert len(more["history"]) > len(first["history"])
+
+
 def test_self_play_data_trains_every_move_and_exports(data_dir, tmp_path):
     """Self-play shards carry a target per move: the trainer learns all four outputs
     (``--loss auto``), its validation loss is every move's, and the export loads."""

@@ -26,7 +26,8 @@ The run directory gets ``checkpoint.pt`` (everything needed to resume: weights, 
 moments, epoch, batch within the epoch, history; written every ``--checkpoint-every`` steps
 and at each epoch end), ``best.pt`` (the weights with the lowest validation loss so far),
 ``history.json``, ``loss.png`` (the curves) and ``train.log`` lines on stdout. ``--resume``
-continues from ``checkpoint.pt`` exactly where it stopped. Training stops after
+continues from ``checkpoint.pt`` exactly where it stopped (a run that stopped early stays
+stopped unless ``--patience`` is raised: the same command again changes nothing). Training stops after
 ``--epochs``, after ``--patience`` epochs without a better validation loss, or when
 ``--time-limit`` seconds have passed (the weights reached inside the epoch are validated and
 kept as ``best.pt`` if better; a checkpoint is saved: resume later).
@@ -229,13 +230,18 @@ def fit(args: argparse.Namespace, argv: list[str] | None = None) -> dict[str, An
         if args.freeze_dense and not ck["config"].get("freeze_dense"):
             raise SystemExit(f"{ck_path}: this run trains every layer; --freeze-dense cannot "
                              "be switched on when resuming it")
+        # An early stop stands unless the patience was raised: resuming a finished run
+        # with the same command must not train it on (a time limit's stop is lifted).
+        early_stop = ck["state"].get("stopped", "").startswith("early stop") and \
+            args.patience <= ck["config"].get("patience", args.patience)
         config = {"loss": "played"} | ck["config"] | {"max_epochs": args.epochs,
                                                        "patience": args.patience}
         model.load_state_dict(ck["model"])
         sparse_opt.load_state_dict(ck["sparse_opt"])
         dense_opt.load_state_dict(ck["dense_opt"])
         state = ck["state"]
-        state["stopped"] = ""
+        if not early_stop:
+            state["stopped"] = ""
         torch.set_rng_state(ck["torch_rng"])
         print(f"resumed {ck_path}: epoch {state['epoch'] + 1}, batch {state['step_in_epoch']}, "
               f"{state['steps']} steps done", file=log, flush=True)

@@ -120,12 +120,15 @@ class Loop:
         if record["stages"].get(name):
             return
         t0 = time.monotonic()
-        out = work() or {}
-        spent = time.monotonic() - t0
+        try:
+            out = work() or {}
+        finally:
+            # Wall time accumulates over the attempts of the stage, interrupted ones too.
+            record.setdefault("seconds", {})
+            record["seconds"][name] = round(record["seconds"].get(name, 0.0)
+                                            + time.monotonic() - t0, 1)
+            self.save()
         record.update(out)
-        # Wall time accumulates over interrupted attempts of the stage.
-        record.setdefault("seconds", {})
-        record["seconds"][name] = round(record["seconds"].get(name, 0.0) + spent, 1)
         record["stages"][name] = True
         self.save()
 
@@ -162,9 +165,11 @@ class Loop:
             argv += ["--init", str(self.gen_dir(parent) / "run" / "best.pt")]
         say(f"  train: python -m nnue.train.fit {' '.join(argv)}")
         state = fit.fit(fit.parse_args(argv), argv)
+        # (a resumed run says where it started from in its own history, not in this argv)
+        init = json.loads((run / "history.json").read_text())["config"].get("init")
         return {"train": {"best_val": state["best_val"], "best_epoch": state["best_epoch"],
                           "epochs": len(state["history"]), "stopped": state["stopped"],
-                          "initialised_from": parent if "--init" in argv else None}}
+                          "initialised_from": parent if init else None}}
 
     def _same_shape(self, parent: int) -> bool:
         history = self.gen_dir(parent) / "run" / "history.json"
@@ -198,17 +203,29 @@ class Loop:
                 break
             out = match_dir / f"piece-{piece:03d}"
             if not (out / "results.json").is_file():
-                if out.exists():
-                    shutil.rmtree(out)      # cut short: played again from its seed
+                # A piece is played into a ".part" folder and takes its name only once all
+                # its games are in: one cut short (the arena writes the results of the games
+                # it finished when interrupted) is played again from its seed, not counted.
+                part = match_dir / f"piece-{piece:03d}.part"
+                for stale in (out, part):
+                    if stale.exists():
+                        shutil.rmtree(stale)
                 games = min(a.gate_piece, a.gate_games - score.games)
                 argv = [self.player_of(g), self.player_of(parent), "--games", str(games),
                         "--size", str(a.gate_size), "--snakes", str(a.gate_snakes),
                         "--timeout", str(a.gate_timeout), "--builtin-timeout",
                         "--parallel", str(a.workers), "--seed", str(a.seed * 100_000 + g * 1000 + piece),
-                        "--max-turns", str(a.gate_max_turns), "-q", "-o", str(out)]
+                        "--max-turns", str(a.gate_max_turns), "-q", "-o", str(part)]
                 say(f"  gate: python -m snake.arena {' '.join(argv)}")
-                if arena(argv) != 0:
-                    raise SystemExit(f"generation {g}: the arena match failed (piece {piece})")
+                code = arena(argv)
+                if code != 0:
+                    raise SystemExit(f"generation {g}: the arena match "
+                                     f"{'was interrupted' if code == 130 else 'failed'} "
+                                     f"(piece {piece}; it is played again on resume)")
+                if self.piece_score(part).games != games:
+                    raise SystemExit(f"generation {g}: piece {piece} has not all its "
+                                     f"{games} games (played again on resume)")
+                os.replace(part, out)
             piece += 1
         lo, hi = score.interval
         llr = sprt_llr(score, *a.sprt)
@@ -227,12 +244,22 @@ class Loop:
         return {"match": match, "promoted": promoted}
 
     @staticmethod
-    def match_score(match_dir: Path) -> Score:
-        """The first player's W/D/L over the finished pieces of a match."""
+    def piece_score(piece: Path) -> Score:
+        """The first player's W/D/L in one piece (none when it has no results)."""
+        results = piece / "results.json"
+        if not results.is_file():
+            return Score(0, 0, 0)
+        first = json.loads(results.read_text())["players"][0]
+        return Score(first["wins"], first["draws"], first["losses"])
+
+    @classmethod
+    def match_score(cls, match_dir: Path) -> Score:
+        """The first player's W/D/L over the finished pieces of a match (``piece-NNN``;
+        a ``.part`` folder is a piece not finished)."""
         wins = draws = losses = 0
-        for results in sorted(match_dir.glob("piece-*/results.json")):
-            first = json.loads(results.read_text())["players"][0]
-            wins, draws, losses = wins + first["wins"], draws + first["draws"], losses + first["losses"]
+        for piece in sorted(match_dir.glob("piece-[0-9][0-9][0-9]")):
+            score = cls.piece_score(piece)
+            wins, draws, losses = wins + score.wins, draws + score.draws, losses + score.losses
         return Score(wins, draws, losses)
 
     # -- the report ---------------------------------------------------------------------------
@@ -253,8 +280,8 @@ class Loop:
 
         elo = self.elo_by_generation()
         lines = ["| gen | parent | self-play games | positions | play s | train (val loss, epochs) | train s "
-                 "| match W-D-L | score [95 %] | Elo [95 %] | SPRT | promoted |",
-                 "|---:|---:|---:|---:|---:|---|---:|---|---|---|---|---|"]
+                 "| export s | match W-D-L | score [95 %] | Elo [95 %] | SPRT | promoted | gate s |",
+                 "|---:|---:|---:|---:|---:|---|---:|---:|---|---|---|---|---|---:|"]
         for r in self.state["generations"]:
             data, train, match, secs = r.get("data", {}), r.get("train", {}), r.get("match"), r.get("seconds", {})
             if match:
@@ -268,7 +295,8 @@ class Loop:
             t = (f"{train['best_val']:.4f}, {train['epochs']}" if train else "")
             lines.append(f"| {r['generation']} | {r['parent']} | {data.get('games', '')} | "
                          f"{data.get('positions', '')} | {secs.get('play', '')} | {t} | "
-                         f"{secs.get('train', '')} | {m} |")
+                         f"{secs.get('train', '')} | {secs.get('export', '')} | {m} | "
+                         f"{secs.get('gate', '')} |")
         best = self.state["best"]
         text = (f"# Learning loop `{self.dir}`\n\nSettings: `{json.dumps(self.state['settings'])}`\n\n"
                 + "\n".join(lines) + f"\n\nBest: generation {best}"
@@ -331,8 +359,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.hidden = list(args.hidden)
     args.sprt = list(args.sprt)
     if min(args.generations, args.games, args.nodes, args.epochs, args.gate_games,
-           args.gate_piece, args.gate_timeout, args.workers, args.chunk) < 1:
+           args.gate_piece, args.gate_timeout, args.gate_snakes, args.workers, args.chunk) < 1:
         ap.error("counts and sizes must be positive")
+    if args.gate_piece % args.gate_snakes or args.gate_games % args.gate_snakes:
+        # the arena plays a start once per seat in a row: a piece must not split the block
+        ap.error(f"--gate-piece and --gate-games must be multiples of --gate-snakes "
+                 f"({args.gate_snakes}), so that every start is played from every seat")
     return args
 
 

@@ -41,17 +41,23 @@ processes on this machine (``--workers``), or, with ``--ray ADDRESS`` (``auto`` 
 cluster, ``local`` to start one here), tasks on a Ray cluster: one command uses every
 machine of the cluster (``local`` starts one with ``--workers`` CPUs, its workers at normal
 priority rather than Ray's nice 15). Ray is a training requirement only
-(requirements-train.txt).
+(requirements-train.txt). Either way the workers only play: each chunk comes back to this
+process, which knows what is done (the markers) and writes every shard, so a cluster's
+machines need not share a disk, and ``--weights`` travels to them as bytes. A worker that
+dies stops the run with an error (the same command resumes it), and an interrupted run
+plays no more chunks.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import multiprocessing
 import os
 import random
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,15 +112,23 @@ def score_target(score: float) -> float:
     return float(min(max((score + 1.0) / 2.0, 0.0), 1.0))
 
 
-_NETWORKS: dict[str, object] = {}
+_NETWORKS: dict[object, object] = {}
 
 
-def _network(path: str):
-    """The network of ``path``, loaded once per process."""
-    if path not in _NETWORKS:
+def _network(weights: str | bytes):
+    """The network of a weight file, loaded once per process: ``weights`` is its path, or
+    its bytes (a Ray task on another machine, where the driver's path does not exist)."""
+    key = weights if isinstance(weights, str) else hashlib.sha256(weights).hexdigest()
+    if key not in _NETWORKS:
         from nnue.network import Network
-        _NETWORKS[path] = Network.load(path)
-    return _NETWORKS[path]
+        if isinstance(weights, str):
+            _NETWORKS[key] = Network.load(weights)
+        else:
+            with tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / "weights.npz"
+                path.write_bytes(weights)
+                _NETWORKS[key] = Network.load(path)
+    return _NETWORKS[key]
 
 
 def blend_moves(scores: np.ndarray, move: int, target: float, result: float, lam: float) -> np.ndarray:
@@ -131,7 +145,7 @@ def blend_moves(scores: np.ndarray, move: int, target: float, result: float, lam
 
 
 def play_game(spec: SelfPlayGame, nodes: int, max_turns: int = DEFAULT_MAX_TURNS,
-              weights: str | None = None, network_weight: float = 0.0) -> RecordedGame:
+              weights: str | bytes | None = None, network_weight: float = 0.0) -> RecordedGame:
     """Play ``spec`` with the compiled search at ``nodes`` per move for every snake
     (random moves, not recorded, in the opening): datagen's game loop with this player.
     The search scores every root move exactly (``exact_root``), so each position also
@@ -169,15 +183,12 @@ def play_game(spec: SelfPlayGame, nodes: int, max_turns: int = DEFAULT_MAX_TURNS
     return record_game(spec, max_turns, player, prefix="selfplay")
 
 
-def run_chunk(task: tuple) -> dict:
-    """Play games ``[first, first + count)`` and write this chunk's shards (skipped when its
-    marker exists); returns its counts."""
-    (out, seed, chunk, first, count, nodes, opening, lam, max_turns, holdout, weights, weight,
+def play_chunk(task: tuple) -> tuple[dict, dict[str, tuple]]:
+    """Play games ``[first, first + count)`` of one chunk (on a worker: a process, or a Ray
+    task on any machine); returns its counts and, by split, its shard (the positions and
+    their extra arrays), which the driver writes (:func:`write_chunk`)."""
+    (seed, chunk, first, count, nodes, opening, lam, max_turns, holdout, weights, weight,
      keep_capped) = task
-    out_dir = Path(out)
-    marker = out_dir / f"chunk-{chunk:05d}.json"
-    if chunk_done(marker, first, count):
-        return json.loads(marker.read_text()) | {"skipped": True}
     t0 = time.monotonic()
     builders = {s: PositionBuilder() for s in SPLITS}
     extra = {s: ([], [], [], []) for s in SPLITS}   # results, scores, move targets, move scores
@@ -203,19 +214,34 @@ def run_chunk(task: tuple) -> dict:
             move_scores.append(each)
         counts[spec.split]["games"][spec.block] += 1
         counts[spec.split]["positions"][spec.block] += len(game.moves)
-    for split, b in builders.items():
-        if len(b):
-            path = out_dir / f"{split}-{chunk:05d}.npz"
-            save_shard(path, b.build(), results=np.asarray(extra[split][0], np.float32),
-                       scores=np.asarray(extra[split][1], np.float32),
-                       move_targets=np.asarray(extra[split][2], np.float32).reshape(-1, 4),
-                       move_scores=np.asarray(extra[split][3], np.float32).reshape(-1, 4))
+    shards = {split: (b.build(), {"results": np.asarray(extra[split][0], np.float32),
+                                  "scores": np.asarray(extra[split][1], np.float32),
+                                  "move_targets": np.asarray(extra[split][2], np.float32).reshape(-1, 4),
+                                  "move_scores": np.asarray(extra[split][3], np.float32).reshape(-1, 4)})
+              for split, b in builders.items() if len(b)}
     result = {"chunk": chunk, "first": first, "count": count, "blocks": list(BLOCK_NAMES),
               "counts": counts, "capped": capped, "seconds": time.monotonic() - t0}
+    return result, shards
+
+
+def write_chunk(out_dir: Path, result: dict, shards: dict[str, tuple]) -> None:
+    """Write a played chunk's shards, then its marker (each atomically; the marker last, so
+    a chunk with a marker is whole)."""
+    chunk = result["chunk"]
+    for split, (positions, extra) in shards.items():
+        save_shard(out_dir / f"{split}-{chunk:05d}.npz", positions, **extra)
+    marker = out_dir / f"chunk-{chunk:05d}.json"
     tmp = marker.with_name(marker.name + ".tmp")
     tmp.write_text(json.dumps(result))
     tmp.replace(marker)
-    return result
+
+
+def _write_json(path: Path, value: dict) -> None:
+    """``value`` as JSON in ``path``, atomically (a run stopped while writing must not leave
+    a truncated file that stops the next from resuming)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(value, indent=1))
+    tmp.replace(path)
 
 
 def _ray_results(address: str, tasks: list[tuple], workers: int):
@@ -229,13 +255,34 @@ def _ray_results(address: str, tasks: list[tuple], workers: int):
     else:
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     try:
-        remote = ray.remote(run_chunk)
+        remote = ray.remote(play_chunk)
         pending = [remote.remote(t) for t in tasks]
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             yield ray.get(done[0])
     finally:
         ray.shutdown()
+
+
+def _process_results(tasks: list[tuple], workers: int, play=None):
+    """The chunks played (by ``play``, :func:`play_chunk`) in ``workers`` processes, as they
+    finish. A worker that dies (killed, out of memory) stops the run with an error instead
+    of leaving it waiting for ever, and an interrupted run does not go on playing the
+    queued chunks."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        futures = [executor.submit(play or play_chunk, t) for t in tasks]
+        try:
+            for future in as_completed(futures):
+                yield future.result()
+        except BrokenProcessPool:
+            raise SystemExit("selfplay: a worker process died; the chunks finished are kept, "
+                             "and the same command resumes the run") from None
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
 
 
 def generate(args: argparse.Namespace, argv: list[str] | None = None) -> dict:
@@ -258,43 +305,55 @@ def generate(args: argparse.Namespace, argv: list[str] | None = None) -> dict:
         if {k: old.get(k) for k in settings} != settings:
             raise SystemExit(f"{out} holds self-play made with other settings "
                              f"({ {k: old.get(k) for k in settings} }); use another --out")
-    tasks = [(str(out), args.seed, c, first, min(args.chunk, args.games - first), args.nodes,
-              args.opening, args.lam, args.max_turns, args.holdout, args.weights,
+    # The weights go to the workers as bytes for Ray (its nodes need not share our disk),
+    # as the path for local processes.
+    weights = (Path(args.weights).read_bytes() if args.ray else args.weights) \
+        if args.weights else None
+    tasks = [(args.seed, c, first, min(args.chunk, args.games - first), args.nodes,
+              args.opening, args.lam, args.max_turns, args.holdout, weights,
               settings["network_weight"], args.capped == "draw")
              for c, first in enumerate(range(0, args.games, args.chunk))]
     # Written before any game, so a run stopped by hand still says what it is.
-    meta_path.write_text(json.dumps(settings | {"source": "self-play", "games_requested": args.games},
-                                    indent=1))
-    done_before = sum(t[4] for t in tasks if chunk_done(out / f"chunk-{t[2]:05d}.json", t[3], t[4]))
-    bar = Progress(args.games, "selfplay", unit="game", start=done_before, enabled=not args.quiet)
+    _write_json(meta_path, settings | {"source": "self-play", "games_requested": args.games})
+    # What is done is known here, on the driver, where the shards are written: workers
+    # (Ray's on other machines too) only play, and send their chunk back.
+    done, todo = [], []
+    for t in tasks:
+        marker = out / f"chunk-{t[1]:05d}.json"
+        (done if chunk_done(marker, t[2], t[3]) else todo).append(t)
+    bar = Progress(args.games, "selfplay", unit="game", start=sum(t[3] for t in done),
+                   enabled=not args.quiet)
     totals = {s: {"games": [0] * N_BLOCKS, "positions": [0] * N_BLOCKS} for s in SPLITS}
     capped = 0
     worker_seconds = 0.0
     new_positions = 0
+
+    def count(result: dict) -> None:
+        nonlocal capped
+        for split in SPLITS:
+            for key in ("games", "positions"):
+                for i, v in enumerate(result["counts"][split][key]):
+                    totals[split][key][i] += v
+        capped += result["capped"]
+
+    for t in done:
+        count(json.loads((out / f"chunk-{t[1]:05d}.json").read_text()))
     t0 = time.monotonic()
-    if args.ray:
-        results = _ray_results(args.ray, tasks, args.workers)
+    if not todo:
+        results = iter(())
+    elif args.ray:
+        results = _ray_results(args.ray, todo, args.workers)
     elif args.workers == 1:
-        results = map(run_chunk, tasks)
+        results = map(play_chunk, todo)
     else:
-        pool = multiprocessing.get_context("spawn").Pool(args.workers)
-        results = pool.imap_unordered(run_chunk, tasks)
-    try:
-        for result in results:
-            for split in SPLITS:
-                for key in ("games", "positions"):
-                    for i, v in enumerate(result["counts"][split][key]):
-                        totals[split][key][i] += v
-            capped += result["capped"]
-            if not result.get("skipped"):
-                worker_seconds += result["seconds"]
-                new_positions += sum(sum(result["counts"][s]["positions"]) for s in SPLITS)
-            positions = sum(sum(totals[s]["positions"]) for s in SPLITS)
-            bar.update(0 if result.get("skipped") else result["count"], positions=positions)
-    finally:
-        if not args.ray and args.workers != 1:
-            pool.close()
-            pool.join()
+        results = _process_results(todo, args.workers)
+    for result, shards in results:
+        write_chunk(out, result, shards)
+        count(result)
+        worker_seconds += result["seconds"]
+        new_positions += sum(sum(result["counts"][s]["positions"]) for s in SPLITS)
+        positions = sum(sum(totals[s]["positions"]) for s in SPLITS)
+        bar.update(result["count"], positions=positions)
     bar.close()
     seconds = time.monotonic() - t0
     games = sum(sum(totals[s]["games"]) for s in SPLITS)
@@ -311,7 +370,7 @@ def generate(args: argparse.Namespace, argv: list[str] | None = None) -> dict:
         "blocks": list(BLOCK_NAMES), "counts": totals,
         "turns_played": [0] * N_BLOCKS,
     }
-    meta_path.write_text(json.dumps(meta, indent=1))
+    _write_json(meta_path, meta)
     return meta
 
 
