@@ -339,49 +339,61 @@ def test_the_margin_ignores_what_it_cannot_pair():
     assert _margins(off, requests[:3], [300.0] * 3, ["0", "420", "420"]) == [None] * 3
 
 
+#: Turn 10, A heading up; turn 11 after ``up``, and after ``left`` (the drawings of the
+#: next two tests).
+TURN_10 = """
+    . . . . .
+    . . A . .
+    . . a . .
+    . . a . .
+    . . . . .
+"""
+WENT_UP = """
+    . . A . .
+    . . a . .
+    . . a . .
+    . . . . .
+    . . . . .
+"""
+WENT_LEFT = """
+    . . . . .
+    . A a . .
+    . . a . .
+    . . . . .
+    . . . . .
+"""
+
+
+def _next_turn_after(manager, answers, after):
+    """A's request for turn 10 answered with each of ``answers`` in turn (300 ms each),
+    then its request for turn 11 as drawn in ``after``, latency 0; that request."""
+    import time
+
+    from snake.diagram import from_ascii
+    before = from_ascii(TURN_10, turn=10, game_id="missed")
+    for answer in answers:
+        request = parse_request(state_to_request(before.state, "A"))
+        with manager.use(request):
+            request.received = time.perf_counter() - 0.3
+            request.answer = answer
+    nxt = parse_request(state_to_request(from_ascii(after, turn=11, game_id="missed").state, "A"))
+    nxt.you.latency = "0"
+    with manager.use(nxt):
+        pass
+    return nxt
+
+
 def test_an_answer_the_engine_did_not_apply_was_late_whatever_latency_it_reports():
     """We answered ``up`` on turn 10; turn 11 shows the engine moved us ``left`` (it
     repeats our last move when our answer is late or lost) and reports latency 0: the turn
     counts as a late answer (twice the time left after our 300 ms). Had it applied ``up``,
     latency 0 would tell nothing."""
-    import time
-
-    from snake.diagram import from_ascii
     from snake.metrics import ENGINE_MISSED
     from snake.search.clock import MARGIN_SAFETY_MS
-    before = from_ascii("""
-        . . . . .
-        . . A . .
-        . . a . .
-        . . a . .
-        . . . . .
-    """, turn=10, game_id="missed")
-    went_left = from_ascii("""
-        . . . . .
-        . A a . .
-        . . a . .
-        . . . . .
-        . . . . .
-    """, turn=11, game_id="missed")
-    went_up = from_ascii("""
-        . . A . .
-        . . a . .
-        . . a . .
-        . . . . .
-        . . . . .
-    """, turn=11, game_id="missed")
-    for after, expected, missed in ((went_left, 2 * 200 + MARGIN_SAFETY_MS, 1),
-                                    (went_up, None, 0)):
-        manager = SessionManager(None)
+    for after, expected, missed in ((WENT_LEFT, 2 * 200 + MARGIN_SAFETY_MS, 1),
+                                    (WENT_UP, None, 0)):
         counted = ENGINE_MISSED._value.get()
-        request = parse_request(state_to_request(before.state, "A"))
-        with manager.use(request):
-            request.received = time.perf_counter() - 0.3
-            request.answer = "up"
-        nxt = parse_request(state_to_request(after.state, "A"))
-        nxt.you.latency = "0"
-        with manager.use(nxt):
-            pass
+        nxt = _next_turn_after(SessionManager(None), ("up",), after)
         assert nxt.margin_ms == (None if expected is None else pytest.approx(expected, abs=5))
         assert ENGINE_MISSED._value.get() - counted == missed
 
@@ -390,36 +402,10 @@ def test_no_missed_answer_when_the_engine_took_any_answer_of_the_turn_or_checks_
     """Turn 10 was asked twice (a retry) and answered ``up`` then ``left``: the engine
     taking ``left`` is no miss. A manager made with ``check_moves=False`` (requests replayed
     from games we did not play) never counts one."""
-    import time
-
-    from snake.diagram import from_ascii
     from snake.metrics import ENGINE_MISSED
-    before = from_ascii("""
-        . . . . .
-        . . A . .
-        . . a . .
-        . . a . .
-        . . . . .
-    """, turn=10, game_id="retried")
-    went_left = from_ascii("""
-        . . . . .
-        . A a . .
-        . . a . .
-        . . . . .
-        . . . . .
-    """, turn=11, game_id="retried")
     for check, answers in ((True, ("up", "left")), (False, ("up",))):
-        manager = SessionManager(None, check_moves=check)
         counted = ENGINE_MISSED._value.get()
-        for answer in answers:
-            request = parse_request(state_to_request(before.state, "A"))
-            with manager.use(request):
-                request.received = time.perf_counter() - 0.3
-                request.answer = answer
-        nxt = parse_request(state_to_request(went_left.state, "A"))
-        nxt.you.latency = "0"
-        with manager.use(nxt):
-            pass
+        nxt = _next_turn_after(SessionManager(None, check_moves=check), answers, WENT_LEFT)
         assert nxt.margin_ms is None and ENGINE_MISSED._value.get() == counted
 
 
