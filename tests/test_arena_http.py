@@ -77,13 +77,13 @@ class Handler(BaseHTTPRequestHandler):
         if behaviour == "badmove":
             return self.send(200, b'{"move": "sideways"}')
         if behaviour == "trickle":
-            # valid headers, then the body a byte at a time, for as long as anyone listens
+            # valid headers, then the body a byte at a time: 6 s for the whole answer
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", "60000")
+            self.send_header("Content-Length", "300")
             self.end_headers()
             try:
-                for _ in range(60000):
+                for _ in range(300):
                     self.wfile.write(b" ")
                     self.wfile.flush()
                     time.sleep(0.02)
@@ -220,6 +220,9 @@ def test_a_snake_that_trickles_its_answer_is_cut_off_at_the_timeout(snake_server
     body = _move_body()
     answer = seat.move_payload(json.dumps(body).encode())
     assert answer.move is None and answer.problem == "timeout"
+    # cut off near its 300 ms, not when the server finished after 6 s (a bound ten times
+    # the timeout: this is no speed test)
+    assert answer.latency_ms < 3000
     seat.close()
 
 

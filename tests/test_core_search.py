@@ -118,6 +118,7 @@ def test_a_search_cut_short_in_its_first_depth_answers_nothing_it_did_not_compar
         decision = SearchStrategy(engine="compiled", max_nodes=nodes, think_ms=60_000
                                   ).choose(request, None)
         assert decision.search.move is None and decision.search.depth == 0
+        assert decision.search.pv == []
         assert "search completed nothing" in decision.method and decision.move == "right"
     assert SearchStrategy(engine="compiled", max_nodes=2000, think_ms=60_000
                           ).choose(request, None).move == "right"
@@ -146,6 +147,41 @@ def test_on_a_huge_board_with_many_snakes_the_clock_is_read_every_node():
     found = run(packed, 0, [1, 2, 3], list(range(4, 40)), deadline=time.monotonic() - 1.0)
     assert found.nodes <= 1 and found.stopped == "deadline"
     assert core.encode(state, "s0").g[G_CAPACITY] == 4096     # a whole game: the area
+
+
+def test_table_entries_of_other_rules_or_hazards_never_meet():
+    """A thread's table outlives a search: its salt keeps apart a game's positions under
+    other rules, settings or hazard squares (a map may move its hazards and keep their
+    number), and leaves a standard game without hazards salted by game and snake alone."""
+    from snake.search.compiled import salt_of
+    request = from_ascii("""
+    . . . . .
+    . A a . .
+    . . . . .
+    . . B b .
+    . . . . .
+    """, game_id="salty")
+    state = request.state
+    plain = salt_of(state, "A")
+    assert plain == salt_of(from_ascii("""
+    . . . . .
+    . A a . .
+    . . . . .
+    . . B b .
+    . . . . .
+    """, game_id="salty").state, "A")
+    state.board.hazards = [(0, 0)]
+    first = salt_of(state, "A")
+    state.board.hazards = [(4, 4)]
+    moved = salt_of(state, "A")
+    wrapped = salt_of(from_ascii("""
+    . . . . .
+    . A a . .
+    . . . . .
+    . . B b .
+    . . . . .
+    """, "wrapped", game_id="salty").state, "A")
+    assert len({plain, first, moved, wrapped}) == 4
 
 
 def test_at_equal_depth_the_compiled_search_finds_the_python_search_value():

@@ -88,10 +88,14 @@ def test_an_interrupted_loop_resumes_where_it_stopped(two_generations, tmp_path)
         loop.main(["--dir", str(directory), *TINY, "--nodes", "61"])
 
 
-def test_a_piece_must_not_split_a_start_between_seats(capsys):
+def test_a_piece_must_not_split_a_start_between_seats(capsys, tmp_path):
     with pytest.raises(SystemExit):
-        loop.parse_args(["--dir", "x", "--gate-piece", "3"])
+        loop.parse_args(["--dir", str(tmp_path / "new"), "--gate-piece", "3"])
     assert "multiples of --gate-snakes" in capsys.readouterr().err
+    # a loop begun before the rule resumes with the pieces it began with
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "loop.json").write_text("{}")
+    assert loop.parse_args(["--dir", str(tmp_path / "old"), "--gate-piece", "3"]).gate_piece == 3
 
 
 def test_the_gate_promotes_only_a_significant_win():

@@ -38,6 +38,7 @@ import argparse
 import json
 import math
 import os
+import re
 import shutil
 import sys
 import time
@@ -257,7 +258,7 @@ class Loop:
         """The first player's W/D/L over the finished pieces of a match (``piece-NNN``;
         a ``.part`` folder is a piece not finished)."""
         wins = draws = losses = 0
-        for piece in sorted(match_dir.glob("piece-[0-9][0-9][0-9]")):
+        for piece in sorted(p for p in match_dir.glob("piece-*") if PIECE.fullmatch(p.name)):
             score = cls.piece_score(piece)
             wins, draws, losses = wins + score.wins, draws + score.draws, losses + score.losses
         return Score(wins, draws, losses)
@@ -317,6 +318,9 @@ def decide(score: Score, sprt: list[float], alpha: float, beta: float) -> tuple[
                                          and score.interval[0] > 0.5)
 
 
+#: A finished gate piece's folder (``piece-NNN``, more digits past 999; not ``.part``).
+PIECE = re.compile(r"piece-\d{3,}")
+
 #: Options that must stay the same over a loop directory's life.
 SETTINGS = ("games", "nodes", "hidden", "epochs", "lam", "network_weight", "gate_games",
             "gate_piece", "sprt", "alpha", "beta", "gate_timeout", "gate_size", "gate_snakes",
@@ -361,7 +365,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if min(args.generations, args.games, args.nodes, args.epochs, args.gate_games,
            args.gate_piece, args.gate_timeout, args.gate_snakes, args.workers, args.chunk) < 1:
         ap.error("counts and sizes must be positive")
-    if args.gate_piece % args.gate_snakes or args.gate_games % args.gate_snakes:
+    # (a loop begun before this rule goes on with the pieces it began with)
+    if (args.gate_piece % args.gate_snakes or args.gate_games % args.gate_snakes) \
+            and not (Path(args.dir) / "loop.json").is_file():
         # the arena plays a start once per seat in a row: a piece must not split the block
         ap.error(f"--gate-piece and --gate-games must be multiples of --gate-snakes "
                  f"({args.gate_snakes}), so that every start is played from every seat")

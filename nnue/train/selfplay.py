@@ -51,6 +51,7 @@ plays no more chunks.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import multiprocessing
@@ -255,13 +256,27 @@ def _ray_results(address: str, tasks: list[tuple], workers: int):
     else:
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     try:
-        remote = ray.remote(play_chunk)
-        pending = [remote.remote(t) for t in tasks]
+        remote = ray.remote(_play_with_weights)
+        # The weights (tens of MB) go to the object store once, not with every task; a
+        # reference given as an argument of its own reaches the task as the bytes.
+        weights = next((t[WEIGHTS] for t in tasks if t[WEIGHTS] is not None), None)
+        shared = ray.put(weights) if weights is not None else None
+        pending = [remote.remote(t[:WEIGHTS] + (None,) + t[WEIGHTS + 1:], shared)
+                   for t in tasks]
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             yield ray.get(done[0])
     finally:
         ray.shutdown()
+
+
+#: Where a chunk's task holds its weights (see :func:`play_chunk`).
+WEIGHTS = 9
+
+
+def _play_with_weights(task: tuple, weights: bytes | None) -> tuple[dict, dict[str, tuple]]:
+    """:func:`play_chunk` with the weights given apart (a Ray task's shared object)."""
+    return play_chunk(task[:WEIGHTS] + (weights,) + task[WEIGHTS + 1:])
 
 
 def _process_results(tasks: list[tuple], workers: int, play=None):
@@ -273,15 +288,20 @@ def _process_results(tasks: list[tuple], workers: int, play=None):
     from concurrent.futures.process import BrokenProcessPool
 
     executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    futures = set()
     try:
-        futures = [executor.submit(play or play_chunk, t) for t in tasks]
+        futures = {executor.submit(play or play_chunk, t) for t in tasks}
         try:
-            for future in as_completed(futures):
+            for future in as_completed(list(futures)):
+                futures.discard(future)       # its chunk is not kept here once handed on
                 yield future.result()
         except BrokenProcessPool:
             raise SystemExit("selfplay: a worker process died; the chunks finished are kept, "
                              "and the same command resumes the run") from None
     finally:
+        # (shutdown's own cancel_futures comes too late for a pool dropped at once)
+        for future in futures:
+            future.cancel()
         executor.shutdown(wait=False, cancel_futures=True)
 
 
@@ -347,13 +367,14 @@ def generate(args: argparse.Namespace, argv: list[str] | None = None) -> dict:
         results = map(play_chunk, todo)
     else:
         results = _process_results(todo, args.workers)
-    for result, shards in results:
-        write_chunk(out, result, shards)
-        count(result)
-        worker_seconds += result["seconds"]
-        new_positions += sum(sum(result["counts"][s]["positions"]) for s in SPLITS)
-        positions = sum(sum(totals[s]["positions"]) for s in SPLITS)
-        bar.update(result["count"], positions=positions)
+    with contextlib.closing(results) if hasattr(results, "close") else contextlib.nullcontext():
+        for result, shards in results:
+            write_chunk(out, result, shards)
+            count(result)
+            worker_seconds += result["seconds"]
+            new_positions += sum(sum(result["counts"][s]["positions"]) for s in SPLITS)
+            positions = sum(sum(totals[s]["positions"]) for s in SPLITS)
+            bar.update(result["count"], positions=positions)
     bar.close()
     seconds = time.monotonic() - t0
     games = sum(sum(totals[s]["games"]) for s in SPLITS)

@@ -248,8 +248,8 @@ class HttpSeat:
         official CLI's client timeout does: a socket's own timeout bounds each read only,
         and a server that trickles its answer a byte at a time would hold the game for
         ever; at the deadline the socket is shut and the answer is a timeout. A request on
-        a kept-alive connection that fails before anything came back is sent once more
-        on a new one (the server may have closed it as we wrote)."""
+        a kept-alive connection that could not be sent (the server had closed it) is sent
+        once more on a new one; one that was sent is never sent again."""
         t0 = time.perf_counter()
         timeout_s = self.timeout_ms / 1000
         cut = threading.Event()
@@ -268,25 +268,28 @@ class HttpSeat:
         timer.start()
         try:
             for attempt in (1, 2):
-                conn, reused = self._connection(timeout_s)
+                remaining = timeout_s - (time.perf_counter() - t0)
+                conn, reused = self._connection(max(remaining, 0.001))
                 held[:] = [conn]
                 try:
                     conn.request("POST", f"{self.base_path}/{route}{self._query}", body=payload,
                                  headers={"Content-Type": "application/json",
                                           "User-Agent": USER_AGENT})
-                    remaining = timeout_s - (time.perf_counter() - t0)
-                    if remaining <= 0:
-                        raise socket.timeout("send took the whole timeout")
-                    if conn.sock is not None:
-                        conn.sock.settimeout(remaining)
-                    response = conn.getresponse()
-                except (BrokenPipeError, ConnectionResetError,
-                        http.client.RemoteDisconnected):
+                except (BrokenPipeError, ConnectionResetError):
+                    # Not sent: the server had closed the kept connection. Once the request
+                    # is out it is never sent again (the server may have read it), as Go's
+                    # client does not resend a POST it wrote.
                     if attempt == 1 and reused and not cut.is_set():
                         self.close()
                         continue
                     raise
                 break
+            remaining = timeout_s - (time.perf_counter() - t0)
+            if remaining <= 0:
+                raise socket.timeout("send took the whole timeout")
+            if conn.sock is not None:
+                conn.sock.settimeout(remaining)
+            response = conn.getresponse()
             data = response.read(MAX_ANSWER_BYTES + 1)
             if len(data) > MAX_ANSWER_BYTES:
                 self.close()
@@ -303,6 +306,7 @@ class HttpSeat:
             return 0, repr(exc).encode(), _ms_since(t0), "invalid"
         finally:
             timer.cancel()
+            timer.join()      # a timer firing late must not shut the next request's socket
         elapsed = _ms_since(t0)
         if elapsed > self.timeout_ms or cut.is_set():
             return response.status, data, elapsed, "timeout"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -163,5 +164,5 @@ def read_replay(path: str | Path) -> Replay:
     try:
         with open_text(path) as f:
             return parse_replay(f, str(path))
-    except (EOFError, UnicodeDecodeError) as exc:        # a broken gzip file, or binary
+    except (EOFError, UnicodeDecodeError, zlib.error) as exc:   # a broken gzip file, or binary
         raise ReplayError(f"{path}: not a readable game record ({exc})") from None

@@ -336,7 +336,7 @@ def read_ledger(path: Path) -> list[tuple[str, GameSummary]]:
     """Every (player, summary) of a ledger, in file order; a bad line raises ``ValueError``
     naming the line."""
     rows = []
-    with open(path) as f:
+    with open_text(path) as f:
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue

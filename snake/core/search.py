@@ -703,6 +703,8 @@ def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
             # first depth: its first move was no one's best, only first in order.
             if completed >= 1 and it_move >= 0 and best_depth >= 1:
                 best_move, best_score = it_move, it_best
+            elif best_depth == 0:
+                result[6] = 0           # no line: the first depth's was not adopted
             break
         best_move, best_score, best_depth = it_move, it_best, depth
         for m in range(4):
