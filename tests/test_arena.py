@@ -692,6 +692,32 @@ def test_sprt_stops_where_one_process_would_whatever_finishes_first(capsys):
     assert lines[0] == lines[1]
 
 
+def _dies_in_game_2(spec):
+    import os
+
+    from snake.arena import __main__ as arena_main
+    if spec.index == 1:
+        os._exit(9)                  # as a game process killed (out of memory) would
+    return arena_main._REAL_PLAY(spec)
+
+
+def test_a_game_process_that_dies_stops_the_run_instead_of_hanging(capsys, monkeypatch):
+    """A process pool waits for ever for the game of a worker that was killed; the arena
+    stops, reports the games that finished, and exits with an error status."""
+    import multiprocessing
+
+    from snake.arena import __main__ as arena_main
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("the patched game function reaches the workers by fork")
+    monkeypatch.setattr(arena_main, "_REAL_PLAY", arena_main._play, raising=False)
+    monkeypatch.setattr(arena_main, "_play", _dies_in_game_2)
+    code, out, err = run(capsys, "floodfill", "random", "-g", "4", "--size", "7",
+                         "--parallel", "2", "--seed", "5")
+    assert code == 2 and "a game process died" in err
+    w, d, l, _ = LAST_LINE.match(out.splitlines()[-1]).groups()
+    assert int(w) + int(d) + int(l) < 4
+
+
 def test_gzipped_records_are_read_like_plain_ones(capsys, tmp_path):
     """Official games are often kept gzipped (*.jsonl.gz): the readers take them as they
     are, and a record whose snake has no body is an error that names the line."""

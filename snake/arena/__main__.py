@@ -15,6 +15,8 @@ import multiprocessing
 import os
 import random
 import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -245,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
             totals.score(0), *args.sprt, args.alpha, args.beta) != "undecided"
     bar = Progress(len(specs), "arena", unit="game", enabled=not args.quiet)
     parallel = max(1, min(args.parallel, len(specs)))
-    interrupted = False
+    interrupted = lost = False
     # Each game's process searches on its share of the machine (a search's helper threads,
     # ``threads``, take only that share), unless the environment says otherwise.
     cores_before = os.environ.get("NUPPEPPOU_SEARCH_CORES")
@@ -266,15 +268,30 @@ def run(args: argparse.Namespace) -> int:
                 "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
             if ctx.get_start_method() == "fork":
                 _WORKER["network"] = network   # shared with the forked workers
-            with ctx.Pool(parallel, _init_worker,
-                          (players, settings, replay_dir, args.weights, network is not None)) as pool:
+            executor = ProcessPoolExecutor(
+                parallel, mp_context=ctx, initializer=_init_worker,
+                initargs=(players, settings, replay_dir, args.weights, network is not None))
+            futures = [executor.submit(_play, spec) for spec in specs]
+            try:
                 # A sequential test counts the games in their order, as one process would,
                 # so that where it stops does not depend on which game finished first.
-                results_in = pool.imap if args.sprt is not None else pool.imap_unordered
-                for result in results_in(_play, specs):
-                    _collect(result, totals, results, bar, games_log, players)
+                for future in iter(futures) if args.sprt is not None else as_completed(futures):
+                    _collect(future.result(), totals, results, bar, games_log, players)
                     if decided():
-                        break       # leaving the pool stops the games still running
+                        break
+            except BrokenProcessPool:
+                # (a pool of multiprocessing waited for ever for a killed worker's game)
+                lost = True
+                print("\narena: a game process died (killed, out of memory?); results of "
+                      "the finished games:", file=sys.stderr)
+            finally:
+                for future in futures:
+                    future.cancel()
+                # the games still running are stopped, not waited for
+                processes = getattr(executor, "_processes", None) or {}
+                for process in list(processes.values()):
+                    process.terminate()
+                executor.shutdown(wait=True)
     except KeyboardInterrupt:
         interrupted = True
         print("\narena: interrupted; results of the finished games:", file=sys.stderr)
@@ -305,7 +322,7 @@ def run(args: argparse.Namespace) -> int:
               f"after {totals.score(0).games} games (LLR {llr:.2f}, bounds "
               f"[{bounds[0]:.2f}, {bounds[1]:.2f}])")
     print(format_report(totals, title))
-    return 130 if interrupted else 0
+    return 130 if interrupted else 2 if lost else 0
 
 
 def _collect(result: GameResult, totals: Totals, results: list[GameResult], bar: Progress,
