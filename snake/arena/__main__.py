@@ -285,12 +285,13 @@ def run(args: argparse.Namespace) -> int:
                 print("\narena: a game process died (killed, out of memory?); results of "
                       "the finished games:", file=sys.stderr)
             finally:
-                for future in futures:
-                    future.cancel()
-                # the games still running are stopped, not waited for
-                processes = getattr(executor, "_processes", None) or {}
-                for process in list(processes.values()):
-                    process.terminate()
+                if not all(future.done() for future in futures):
+                    # The games still running are stopped, not waited for; the pool then
+                    # fails the games not begun, which nothing reads. (Cancelling them
+                    # first makes its manager thread raise on the cancelled ones.)
+                    processes = getattr(executor, "_processes", None) or {}
+                    for process in list(processes.values()):
+                        process.terminate()
                 executor.shutdown(wait=True)
     except KeyboardInterrupt:
         interrupted = True
