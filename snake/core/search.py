@@ -80,7 +80,7 @@ R_MINE, R_CHEAP, R_OPPONENTS, R_KEYS, R_COUNTS, R_JOINT = 0, 1, 2, 2 + MAX_OPPON
 SCRATCH_ROWS = 5 + MAX_OPPONENTS
 
 # control words (int64 array ``ctl``)
-C_NODES, C_MAX_NODES, C_ABORT, C_STOP_REASON, C_CHECK_EVERY = 0, 1, 2, 3, 4
+C_NODES, C_MAX_NODES, C_ABORT, C_STOP_REASON, C_CHECK_MASK = 0, 1, 2, 3, 4
 STOP_NONE, STOP_DEADLINE, STOP_NODES, STOP_PROVEN, STOP_MAX_DEPTH, STOP_SINGLE, STOP_HALTED = range(7)
 STOP_REASONS = ("", "deadline", "nodes", "proven", "max depth", "single move", "halted")
 
@@ -439,7 +439,7 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, h
                 ctl[C_ABORT] = 1
                 ctl[C_STOP_REASON] = STOP_NODES
                 return 0.0
-            if ctl[C_NODES] % ctl[C_CHECK_EVERY] == 0:
+            if ctl[C_NODES] & ctl[C_CHECK_MASK] == 0:     # every check_every() nodes
                 if halt[0] != 0:
                     ctl[C_ABORT] = 1
                     ctl[C_STOP_REASON] = STOP_HALTED
@@ -630,7 +630,7 @@ def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
     no_report = np.zeros((0, 4), dtype=np.int32)
     ctl = np.zeros(5, dtype=np.int64)
     ctl[C_MAX_NODES] = max_nodes
-    ctl[C_CHECK_EVERY] = check_every(g[G_CELLS], n)
+    ctl[C_CHECK_MASK] = check_every(g[G_CELLS], n) - 1      # a power of two
     if nn.weight > 0.0:
         refresh_accumulator(g, root, you, nn.offset, net[1], net[0], nn.counts[0], nn.acc[0])
 
