@@ -680,15 +680,32 @@ def test_sprt_stops_the_run_when_it_decides(capsys):
     assert f"H1 accepted: floodfill is at least 100 Elo stronger after {games} games" in out
 
 
-def test_sprt_stops_where_one_process_would_whatever_finishes_first(capsys):
+def _first_games_finish_last(spec):
+    import time
+
+    from snake.arena import __main__ as arena_main
+    if spec.index < 3:
+        time.sleep(1.5)              # the other process plays on meanwhile
+    return arena_main._REAL_PLAY(spec)
+
+
+def test_sprt_stops_where_one_process_would_whatever_finishes_first(capsys, monkeypatch):
     """With games in parallel, the test counts them in their order: it stops after the
-    same games as a single process (it counted them as they finished before)."""
+    same games as a single process, even when the first games finish after many later
+    ones (counted as they finished, the run stopped elsewhere)."""
+    import multiprocessing
+
+    from snake.arena import __main__ as arena_main
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("the patched game function reaches the workers by fork")
     lines = []
     for parallel in ("1", "2"):
         code, out, _ = run(capsys, "random", "random", "-g", "200", "--size", "7",
                            "--parallel", parallel, "--seed", "9", "--sprt=-60,60")
         assert code == 0
         lines.append(out.splitlines()[-1])
+        monkeypatch.setattr(arena_main, "_REAL_PLAY", arena_main._play, raising=False)
+        monkeypatch.setattr(arena_main, "_play", _first_games_finish_last)
     assert lines[0] == lines[1]
 
 

@@ -129,3 +129,37 @@ def test_datagen_resumed_with_other_settings_or_more_games(tmp_path, monkeypatch
     assert sum(sum(grown["counts"][s]["games"]) for s in ("train", "val", "test")) \
         == 50 - sum(grown["capped_games"])
     assert max(games) >= 40                      # the games past the old end are there
+
+
+def test_a_chunk_played_again_has_no_marker_until_its_new_shards_are_whole(tmp_path, monkeypatch):
+    """The last chunk of a run given more --games is played again: its old marker goes
+    before its shards are replaced, so a stop while they are written leaves a chunk that
+    readers (``merge``) skip, not an old marker over new shards; finished, its marker
+    names the new games."""
+    from nnue.train import shards
+    out = tmp_path / "d"
+    args = ["--out", str(out), "--seed", "3", "--workers", "1", "--chunk", "20", "--quiet",
+            "--holdout", "0.4"]
+    generate(parse_args(args + ["--games", "30"]))
+    old = json.loads((out / "chunk-00001.json").read_text())
+    assert (old["first"], old["count"]) == (20, 10)
+    real = shards.save_shard
+    written = []
+
+    def stops_after_one_shard(path, *a, **k):
+        if written:
+            raise KeyboardInterrupt
+        written.append(path)
+        real(path, *a, **k)
+    monkeypatch.setattr(shards, "save_shard", stops_after_one_shard)
+    with pytest.raises(KeyboardInterrupt):
+        generate(parse_args(args + ["--games", "40"]))
+    assert written and written[0].name.endswith("-00001.npz")
+    assert not (out / "chunk-00001.json").exists()
+    monkeypatch.setattr(shards, "save_shard", real)
+    generate(parse_args(args + ["--games", "40"]))
+    new = json.loads((out / "chunk-00001.json").read_text())
+    assert (new["first"], new["count"]) == (20, 20)
+    kept = {s: set(load_split(out, s).games.tolist()) for s in ("train", "val", "test")}
+    assert max(set().union(*kept.values())) >= 30
+    assert not (kept["train"] & kept["val"]) and not (kept["val"] & kept["test"])

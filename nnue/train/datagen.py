@@ -62,7 +62,7 @@ from snake import rules, setup
 from nnue.features import BOARD_SIDES, N_BLOCKS, RULESETS, active_features, block_of
 from snake.progress import Progress
 
-from .shards import BLOCK_NAMES, SPLITS, PositionBuilder, save_shard
+from .shards import BLOCK_NAMES, SPLITS, PositionBuilder, write_chunk
 from .targets import capped_targets, game_targets
 
 MOVE_INDEX = {m: i for i, m in enumerate(MOVES)}
@@ -230,15 +230,10 @@ def run_chunk(task: tuple[str, int, int, int, int, int, float]) -> dict:
         counts[spec.split]["games"][spec.block] += 1
         counts[spec.split]["positions"][spec.block] += len(game.moves)
         lengths[spec.block] += game.length
-    for split, b in builders.items():
-        if len(b):
-            save_shard(out_dir / f"{split}-{chunk:05d}.npz", b.build())
     result = {"chunk": chunk, "first": first, "count": count, "blocks": BLOCK_NAMES,
               "counts": counts,
               "capped": capped, "turns": lengths, "seconds": time.monotonic() - t0}
-    tmp = marker.with_name(marker.name + ".tmp")
-    tmp.write_text(json.dumps(result))
-    tmp.replace(marker)
+    write_chunk(out_dir, result, {split: (b.build(), {}) for split, b in builders.items() if len(b)})
     return result
 
 

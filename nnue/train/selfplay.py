@@ -74,7 +74,7 @@ from snake.strategy import random_move
 from snake.core.search import PROVEN
 
 from .datagen import DEFAULT_HOLDOUT, DataGame, RecordedGame, chunk_done, record_game
-from .shards import BLOCK_NAMES, SPLITS, PositionBuilder, save_shard
+from .shards import BLOCK_NAMES, SPLITS, PositionBuilder, write_chunk
 
 #: (ruleset, side, snakes, weight): the kinds of game and how often each is played.
 KINDS: tuple[tuple[str, int, int, float], ...] = (
@@ -223,18 +223,6 @@ def play_chunk(task: tuple) -> tuple[dict, dict[str, tuple]]:
     result = {"chunk": chunk, "first": first, "count": count, "blocks": list(BLOCK_NAMES),
               "counts": counts, "capped": capped, "seconds": time.monotonic() - t0}
     return result, shards
-
-
-def write_chunk(out_dir: Path, result: dict, shards: dict[str, tuple]) -> None:
-    """Write a played chunk's shards, then its marker (each atomically; the marker last, so
-    a chunk with a marker is whole)."""
-    chunk = result["chunk"]
-    for split, (positions, extra) in shards.items():
-        save_shard(out_dir / f"{split}-{chunk:05d}.npz", positions, **extra)
-    marker = out_dir / f"chunk-{chunk:05d}.json"
-    tmp = marker.with_name(marker.name + ".tmp")
-    tmp.write_text(json.dumps(result))
-    tmp.replace(marker)
 
 
 def _write_json(path: Path, value: dict) -> None:

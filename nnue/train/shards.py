@@ -170,6 +170,29 @@ def save_shard(path: str | Path, positions: Positions, **extra: np.ndarray) -> N
     tmp.replace(path)
 
 
+def write_chunk(out_dir: str | Path, result: dict,
+                shards: dict[str, tuple[Positions, dict[str, np.ndarray]]]) -> None:
+    """Write a finished chunk: its shards ``<split>-<chunk>.npz``, then its marker
+    ``chunk-<chunk>.json`` holding ``result`` (each atomically; the marker last, so a chunk
+    with a marker is whole). A chunk played again (the last chunk of a run grown with more
+    games) first loses its old marker, so that no reader (``merge``) takes the old marker
+    for the new shards while they are being replaced, and any shard of a split the new
+    chunk has none of."""
+    out_dir = Path(out_dir)
+    chunk = result["chunk"]
+    marker = out_dir / f"chunk-{chunk:05d}.json"
+    marker.unlink(missing_ok=True)
+    for split in SPLITS:
+        if split in shards:
+            positions, extra = shards[split]
+            save_shard(out_dir / f"{split}-{chunk:05d}.npz", positions, **extra)
+        else:
+            (out_dir / f"{split}-{chunk:05d}.npz").unlink(missing_ok=True)
+    tmp = marker.with_name(marker.name + ".tmp")
+    tmp.write_text(json.dumps(result))
+    tmp.replace(marker)
+
+
 def load_shard(path: str | Path) -> Positions:
     """Read and check a shard; raises :class:`ShardError` naming the file and the problem."""
     path = Path(path)

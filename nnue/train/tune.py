@@ -42,6 +42,9 @@ deviation over the duel positions of those records (every fourth turn; at least
 each weight changes the head's output about as much (the spreads run from 0.02 to 0.72 in
 this machine's records); without it every ``s_i`` is 1. Each pair in ``tune.json`` records
 the number of iterations done when it was played (``from``): the ``w`` it was played from.
+``--workers`` is therefore not one of the settings: a run resumed with another value goes on
+from the same ``w`` in batches of the new size, and ``from`` records them; but a run begun
+again from nothing with another ``--workers`` takes another path (its pairs see other ``w``).
 
 ``DIR/tune.json`` holds the settings, ``w`` and every iteration (``r``, the two games'
 results and turns); ``DIR/head.npz`` is ``w`` as a value head file, rewritten after every
