@@ -157,7 +157,8 @@ def create_app(
                                   adaptive_margin=bool(app.config["ADAPTIVE_MARGIN"]),
                                   check_moves=bool(app.config["CHECK_MOVES"]))
     if network is None:
-        log.info("no network (%s absent): strategy %s plays every game by flood fill",
+        log.info("no network (%s absent): strategy %s runs without one (seed plays by flood "
+                 "fill, the network's searches by board control)",
                  os.environ.get("NUPPEPPOU_WEIGHTS") or "weights/nnue.npz", strategy.name)
     else:
         log.info("network loaded (%s); strategy %s; accumulator stack of %d per process",
