@@ -259,7 +259,9 @@ class SessionManager:
             return self._sessions.get((game_id, you_id))
 
     def stats(self) -> dict[str, int]:
-        """Sessions open, and the stack's created / free / capacity counts."""
+        """Sessions open, and the stack's created / free / capacity counts (idle sessions
+        reclaimed first, so that an idle service does not show its last games as open)."""
+        self.reclaim_idle()
         with self._lock:
             out = {"sessions": len(self._sessions)}
             if self.pool is not None:

@@ -152,7 +152,8 @@ def test_on_a_huge_board_with_many_snakes_the_clock_is_read_every_node():
 def test_table_entries_of_other_rules_or_hazards_never_meet():
     """A thread's table outlives a search: its salt keeps apart a game's positions under
     other rules, settings or hazard squares (a map may move its hazards and keep their
-    number), and leaves a standard game without hazards salted by game and snake alone."""
+    number) or on another board, and leaves a standard 11x11 game without hazards salted by
+    game and snake alone."""
     from snake.search.compiled import salt_of
     request = from_ascii("""
     . . . . .
@@ -181,7 +182,22 @@ def test_table_entries_of_other_rules_or_hazards_never_meet():
     . . B b .
     . . . . .
     """, "wrapped", game_id="salty").state, "A")
-    assert len({plain, first, moved, wrapped}) == 4
+    wider = salt_of(from_ascii("""
+    . . . . . .
+    . A a . . .
+    . . . . . .
+    . . B b . .
+    . . . . . .
+    """, game_id="salty").state, "A")          # one game id sent on another board
+    assert len({plain, first, moved, wrapped, wider}) == 5
+    # the common case, standard 11x11 without hazards: by game and snake alone
+    from snake.board import parse_request
+
+    def eleven(body):
+        you = {"id": "A", "health": 90, "body": [{"x": x, "y": 5} for x in body]}
+        return parse_request({"game": {"id": "salty"}, "turn": 3, "you": you, "board": {
+            "width": 11, "height": 11, "food": [], "snakes": [you]}}).state
+    assert salt_of(eleven([1, 2, 3]), "A") == salt_of(eleven([7, 6]), "A")
 
 
 def test_at_equal_depth_the_compiled_search_finds_the_python_search_value():

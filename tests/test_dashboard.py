@@ -238,6 +238,60 @@ def test_a_record_the_ending_cannot_read_still_gets_its_page(client, monkeypatch
     assert '<svg id="board"' in text and 'id="ending"' not in text
 
 
+def test_games_the_service_took_with_its_defaults_get_their_pages(tmp_path, monkeypatch):
+    """The service reads an absent or null ruleset as standard and null hazards as none,
+    and logs the bodies as they came: the game's page, its record and the training reader
+    take them as the service did."""
+    from snake.gamelog.reader import training_games
+    monkeypatch.delenv("NUPPEPPOU_DASHBOARD_TOKEN", raising=False)
+    log = GameLog(tmp_path / "games.db")
+    client = create_app(network=None, strategy="floodfill", game_log=log).test_client()
+    odd = {"no-ruleset": lambda b: b["game"].pop("ruleset"),
+           "null-ruleset": lambda b: b["game"].update(ruleset=None),
+           "null-hazards": lambda b: b["board"].update(hazards=None)}
+    for name, change in odd.items():
+        bodies, end = game_bodies(seed=40, snakes=2, game_id=name)
+        for body in bodies + [end]:
+            change(body)
+        play_through(client, bodies, end)
+    assert log.flush()
+    for name in odd:
+        page = client.get(f"/games/{name}?you=s0")
+        assert page.status_code == 200 and '<svg id="board"' in page.get_data(as_text=True)
+        record = client.get(f"/games/{name}?you=s0&format=jsonl").get_data(as_text=True)
+        first = json.loads(record.splitlines()[0])
+        assert first["id"] == name and first["ruleset"]["name"] == "standard"
+    conn = connect_readonly(tmp_path / "games.db")
+    assert sorted(g.game_id for g, _ in training_games(conn)) == sorted(odd)
+    conn.close()
+    log.close()
+
+
+def test_a_record_too_large_to_draw_is_streamed_not_drawn(tmp_path, monkeypatch):
+    """Anyone who reaches /move chooses what one game's log holds: past a limit the page
+    draws no board and says why (the turns are still listed), and the record is sent a
+    body at a time, whole."""
+    import snake.dashboard as dashboard
+    monkeypatch.delenv("NUPPEPPOU_DASHBOARD_TOKEN", raising=False)
+    log = GameLog(tmp_path / "games.db")
+    client = create_app(network=None, strategy="floodfill", game_log=log).test_client()
+    bodies, end = game_bodies(seed=41, snakes=2, game_id="large")
+    play_through(client, bodies, end)
+    assert log.flush()
+    monkeypatch.setattr(dashboard, "MAX_RECORD_BYTES", 4096)
+    page = client.get("/games/large?you=s0")
+    text = page.get_data(as_text=True)
+    assert page.status_code == 200 and '<svg id="board"' not in text
+    assert 'id="no-board"' in text and "more than this page draws" in text
+    assert text.count('<tr class="turn"') == len(bodies)
+    record = client.get("/games/large?you=s0&format=jsonl")
+    assert record.status_code == 200 and record.is_streamed
+    lines = record.get_data(as_text=True).splitlines()
+    assert len(lines) == 1 + len(bodies) + 1 + 1          # game, turns, /end, result
+    assert json.loads(lines[-2]) == json.loads(json.dumps(end))
+    log.close()
+
+
 def test_a_loss_the_service_played_says_from_when_its_search_saw_it(tmp_path, monkeypatch):
     """The same lost game played through the service by a search stopped at 10,000 nodes
     (the other snake's moves as recorded): its answers' scores are proven losses from turn

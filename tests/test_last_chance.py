@@ -60,6 +60,56 @@ def test_a_pocket_with_no_way_out_is_no_chance():
     assert chance.move == "up"
 
 
+def test_the_count_stops_at_the_deadline_with_every_move_judged_on_the_same_replies():
+    """On a huge board each reply is a turn of the rules; the deadline stops the count
+    where it is (each reply has been played against every move), and with no reply tried
+    the search's move stands."""
+    request = from_ascii(SQUEEZED)
+    ticks = iter(range(1000))
+
+    def clock():                      # one tick per reply begun
+        return float(next(ticks))
+    chance = last_chance(request.state, request.you, "up", deadline=5.0, clock=clock)
+    assert chance.tried == 5 and chance.replies == 18
+    full = last_chance(request.state, request.you, "up")
+    assert full.tried is None
+    # the first five replies, against both moves: no more than the whole count
+    assert sum(chance.survives.values()) + sum(chance.trapped.values()) <= 2 * 5
+    assert all(chance.survives[m] <= full.survives[m] for m in ("up", "down"))
+    late = last_chance(request.state, request.you, "up", deadline=0.0, clock=lambda: 1.0)
+    assert late.move == "up" and late.tried == 0 and late.survives == {"up": 0, "down": 0}
+
+
+def test_a_huge_board_in_its_last_chance_is_answered_on_time():
+    """100×100 royale, 44 snakes, every square outside the zone a hazard (9,100), and our
+    head where two longer snakes can meet each of its moves: every move is lost this turn,
+    and the last chance must end within the move's time (it ran 0.65–0.86 s at 500 ms
+    before it kept the deadline). Judged by the deadline it was given, not by wall time:
+    the count stops at the first reply begun after it."""
+    from snake.board import parse_request
+
+    def column(sid, x, y0, n):
+        return {"id": sid, "health": 90, "body": [{"x": x, "y": y0 + k} for k in range(n)]}
+    you = {"id": "a", "health": 90, "body": [{"x": 50, "y": 50}, {"x": 50, "y": 49},
+                                            {"x": 50, "y": 48}]}
+    snakes = [you, column("b", 49, 51, 40), column("c", 51, 51, 40), column("d", 48, 50, 40)]
+    snakes += [column(f"f{x}", x, 0, 40) for x in [*range(0, 40, 2), *range(60, 100, 2)][:40]]
+    hazards = [{"x": x, "y": y} for x in range(100) for y in range(100)
+               if not (35 <= x < 65 and 35 <= y < 65)]
+    request = parse_request({
+        "game": {"id": "royale", "ruleset": {"name": "royale"}, "timeout": 500}, "turn": 50,
+        "board": {"width": 100, "height": 100, "food": [], "hazards": hazards,
+                  "snakes": snakes}, "you": you})
+    calls = []
+
+    def clock():
+        calls.append(len(calls))
+        return float(len(calls))
+    chance = last_chance(request.state, request.you, "up", deadline=2.5, clock=clock)
+    assert chance.tried == 2 and len(calls) == 3      # the third reply was not begun
+    assert chance.move in ("up", "left", "right")
+
+
 def test_ties_keep_the_searched_move():
     # each of A's three moves can be met by one longer snake (B, C, D: one of its three
     # moves each), so each survives 18 of the 27 joint replies

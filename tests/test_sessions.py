@@ -108,6 +108,18 @@ def test_idle_sessions_are_reclaimed(network):
     assert len(manager) == 0 and pool.free_count == 2
 
 
+def test_an_idle_service_does_not_report_its_last_games_as_open(network):
+    """/health and /metrics read the stats: sessions past the idle limit are reclaimed
+    first, though no game request has come since."""
+    clock = Clock()
+    pool = AccumulatorPool(network, capacity=2)
+    manager = SessionManager(pool, idle_limit=120, clock=clock)
+    manager.start(start_request("a"))
+    assert manager.stats()["sessions"] == 1 and manager.stats()["free"] == 0
+    clock.now += 121
+    assert manager.stats() == {"sessions": 0, "created": 1, "free": 1, "capacity": 2}
+
+
 def test_busy_sessions_are_not_reclaimed(network):
     clock = Clock()
     manager = SessionManager(AccumulatorPool(network), idle_limit=1, clock=clock)

@@ -142,7 +142,8 @@ def write_from_game_log(db: str | Path, out: str | Path, holdout: float = 0.05,
                 builders[split] = PositionBuilder()
         shard += 1
 
-    for game, replay in training_games(conn):
+    unreadable: list[str] = []
+    for game, replay in training_games(conn, unreadable=unreadable):
         number += 1
         rows = game_positions(replay)
         if not rows:
@@ -165,7 +166,8 @@ def write_from_game_log(db: str | Path, out: str | Path, holdout: float = 0.05,
         print(file=sys.stderr)
     meta = {
         "source": "game log", "game_log": str(db), "games": games, "positions": positions,
-        "games_skipped": skipped, "holdout": holdout,
+        "games_skipped": skipped + len(unreadable), "games_unreadable": len(unreadable),
+        "holdout": holdout,
         "split_fractions": {"train": 1 - 2 * holdout, "val": holdout, "test": holdout},
         "seconds": round(time.monotonic() - t0, 1), "workers": 1,
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

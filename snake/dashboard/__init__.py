@@ -13,18 +13,24 @@ import math
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable, Iterator
 
 from ..arena.ending import how_it_ended
 from ..arena.postmortem import seen_lost_from
-from ..arena.replay import Replay, dumps_replay
-from ..gamelog.reader import (GameFilter, Summary, TurnRow, count_games, find_game, game_turns,
-                              recent_games, replay_of, rulesets, summary)
+from ..arena.replay import Replay, ReplayError
+from ..gamelog.reader import (GameFilter, GameRow, RecordTooLarge, Summary,
+                              TurnRow, count_games, find_game, game_turns, has_record,
+                              recent_games, record_lines, replay_of, rulesets, summary)
 from ..search.state import PROVEN
 from ..gamelog.records import RESULTS
 from ..gamelog.store import connect_readonly
 from .pages import game_page, games_page
 
 PER_PAGE = 50
+#: The most bytes of stored bodies (decompressed) of a game whose board a page draws: an
+#: 11×11 game of 500 turns is about 1.5 MB, a page takes some twenty times its record's
+#: size to build, and anyone who reaches ``/move`` chooses what one game's log holds.
+MAX_RECORD_BYTES = 8 << 20
 
 log = logging.getLogger("nuppeppou.dashboard")
 
@@ -33,7 +39,7 @@ log = logging.getLogger("nuppeppou.dashboard")
 class View:
     status: int
     content_type: str
-    body: str
+    body: str | Iterable[str]        # a long record is streamed
 
 
 HTML = "text/html; charset=utf-8"
@@ -83,13 +89,36 @@ def game_view(path: Path | None, game_id: str, you_id: str | None, fmt: str | No
         game = find_game(conn, game_id, you_id or None)
         if game is None:
             return _message(404, "No such game.")
-        replay = replay_of(conn, game)
         if fmt == "jsonl":
-            if replay is None:
+            if not has_record(conn, game):
                 return _message(404, "No turn of this game was recorded.")
-            return View(200, "application/x-ndjson; charset=utf-8", dumps_replay(replay))
+            # streamed a body at a time: a record of any size, in little memory
+            return View(200, "application/x-ndjson; charset=utf-8", _streamed(path, game))
         turns = game_turns(conn, game)
-        return View(200, HTML, game_page(game, turns, replay, ending_of(replay, turns)))
+        note = ""
+        try:
+            replay = replay_of(conn, game, MAX_RECORD_BYTES)
+        except RecordTooLarge:
+            replay, note = None, (f"This game's record is more than {MAX_RECORD_BYTES >> 20} MB, "
+                                  "more than this page draws: download it (record, above) and "
+                                  "draw it with python -m snake.arena.render RECORD.")
+        except ReplayError as exc:
+            log.warning("the record of game %s cannot be read: %s", game.game_id, exc)
+            replay, note = None, f"This game's record cannot be drawn: {exc}."
+        return View(200, HTML, game_page(game, turns, replay, ending_of(replay, turns), note))
+    finally:
+        conn.close()
+
+
+def _streamed(path: Path, game: GameRow) -> Iterator[str]:
+    """The game's record as JSONL, read a body at a time on a connection of its own (the
+    response is sent after :func:`game_view` returns)."""
+    conn = connect_readonly(path)
+    try:
+        for line in record_lines(conn, game):
+            yield line + "\n"
+    except ReplayError as exc:       # the response has begun: it ends here, and says why
+        log.warning("the record of game %s was cut short: %s", game.game_id, exc)
     finally:
         conn.close()
 

@@ -170,9 +170,10 @@ def _turn_data(turn: TurnRow) -> dict[str, Any]:
 
 
 def game_page(game: GameRow, turns: Sequence[TurnRow], replay: Replay | None,
-              ending: Sequence[str] = ()) -> str:
+              ending: Sequence[str] = (), note: str = "") -> str:
     """One game (see the module docstring); ``ending``: how our snake's death came about,
-    in lines of text (:func:`snake.arena.ending.how_it_ended`)."""
+    in lines of text (:func:`snake.arena.ending.how_it_ended`); ``note``: why the board is
+    not drawn (a record too large, or unreadable)."""
     result = game.result or "playing"
     header = [STYLE, '<div class="dash"><nav><a href="/games">&larr; all games</a>'
               f'<a href="{_e(game_link(game))}&amp;format=jsonl">record (JSONL)</a></nav>',
@@ -184,6 +185,7 @@ def game_page(game: GameRow, turns: Sequence[TurnRow], replay: Replay | None,
                   f"started {_when(game.started_at)} UTC", f"{game.length} turns",
                   f"timeout {game.timeout} ms", game.source and f"source {game.source}",
                   game.origin == "arena" and "imported from an arena record") if x) + "</div>",
+              f'<p class="muted" id="no-board">{_e(note)}</p>' if note else "",
               "</div>"]
     charts = []
     if turns:

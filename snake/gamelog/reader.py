@@ -12,7 +12,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from ..arena.replay import Replay, parse_replay
+from ..arena.replay import Replay, ReplayError, parse_replay
 from .store import decompress
 
 _GAME_COLUMNS = ("game_id, you_id, you_name, origin, started_at, last_seen, ended_at, ruleset, "
@@ -162,22 +162,83 @@ def game_turns(conn: sqlite3.Connection, game: GameRow) -> list[TurnRow]:
     return out
 
 
-def replay_of(conn: sqlite3.Connection, game: GameRow) -> Replay | None:
-    """The game as a CLI-format record (``snake.arena.replay``): the ``game`` object, every
-    body we received, the final body from ``/end``, and a result line read off the final
-    board. ``None`` when no body was recorded."""
-    bodies = [json.loads(decompress(b[0])) for b in conn.execute(
-        "SELECT body FROM turns WHERE game_id = ? AND you_id = ? ORDER BY turn",
-        (game.game_id, game.you_id))]
+def as_recorded(body: dict[str, Any]) -> dict[str, Any]:
+    """A stored body as a game record holds it: what the service reads as its default when
+    absent or null (a standard ruleset; no food, no hazards) written out, as the official
+    engine always sends it. The rest stays as it came."""
+    game = body.get("game")
+    if isinstance(game, dict):
+        ruleset = game.get("ruleset")
+        if not isinstance(ruleset, dict):
+            game["ruleset"] = ruleset = {}
+        if not isinstance(ruleset.get("name"), str):
+            ruleset["name"] = "standard"
+    board = body.get("board")
+    if isinstance(board, dict):
+        for key in ("food", "hazards"):
+            if not isinstance(board.get(key), list):
+                board[key] = []
+    return body
+
+
+class RecordTooLarge(ReplayError):
+    """A game whose stored bodies are more than a reader would hold in memory."""
+
+
+def has_record(conn: sqlite3.Connection, game: GameRow) -> bool:
+    """Whether any body of the game was recorded (a turn's, or the final one)."""
+    return conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM turns WHERE game_id = ? AND you_id = ?) OR EXISTS "
+        "(SELECT 1 FROM games WHERE game_id = ? AND you_id = ? AND final_body IS NOT NULL)",
+        (game.game_id, game.you_id, game.game_id, game.you_id)).fetchone()[0] == 1
+
+
+def record_lines(conn: sqlite3.Connection, game: GameRow,
+                 max_bytes: int | None = None) -> Iterator[str]:
+    """The game as a CLI-format record (``snake.arena.replay``), line by line without the
+    newlines, one stored body at a time: the ``game`` object, every body we received
+    (:func:`as_recorded`), the final body from ``/end``, and a result line read off the
+    final board. Nothing when no body was recorded; :class:`RecordTooLarge` once the bodies
+    pass ``max_bytes``."""
+    total = 0
+    last: dict[str, Any] | None = None
+
+    def read(blob: bytes) -> dict[str, Any]:
+        nonlocal total
+        text = decompress(blob)
+        total += len(text)
+        if max_bytes is not None and total > max_bytes:
+            raise RecordTooLarge(f"game {game.game_id}: its record is more than "
+                                 f"{max_bytes >> 20} MB")
+        try:
+            body = json.loads(text)
+        except ValueError:
+            body = None
+        if not (isinstance(body, dict) and isinstance(body.get("game"), dict)
+                and isinstance(body.get("board"), dict)
+                and isinstance(body["board"].get("snakes"), list)):
+            raise ReplayError(f"game {game.game_id}: a stored body is not a request body")
+        return as_recorded(body)
+
+    for (blob,) in conn.execute("SELECT body FROM turns WHERE game_id = ? AND you_id = ? "
+                                "ORDER BY turn", (game.game_id, game.you_id)):
+        body = read(blob)
+        if last is None:
+            yield json.dumps(body["game"])
+        yield json.dumps(body)
+        last = body
     final = conn.execute("SELECT final_body FROM games WHERE game_id = ? AND you_id = ?",
                          (game.game_id, game.you_id)).fetchone()
     if final is not None and final[0] is not None:
-        last = json.loads(decompress(final[0]))
-        if not bodies or last.get("turn", -1) > bodies[-1].get("turn", -1):
-            bodies.append(last)
-    if not bodies:
-        return None
-    living = bodies[-1]["board"]["snakes"] if game.result is not None else []
+        body = read(final[0])
+        if last is None or body.get("turn", -1) > last.get("turn", -1):
+            if last is None:
+                yield json.dumps(body["game"])
+            yield json.dumps(body)
+            last = body
+    if last is None:
+        return
+    living = last["board"]["snakes"] if game.result is not None else []
     if game.result is None or game.result == "abandoned" or len(living) > 1:
         result = {"winnerId": "", "winnerName": "", "isDraw": False}
     elif not living:
@@ -185,7 +246,17 @@ def replay_of(conn: sqlite3.Connection, game: GameRow) -> Replay | None:
     else:
         result = {"winnerId": living[0]["id"], "winnerName": living[0].get("name", ""),
                   "isDraw": False}
-    lines = [json.dumps(bodies[0]["game"])] + [json.dumps(b) for b in bodies] + [json.dumps(result)]
+    yield json.dumps(result)
+
+
+def replay_of(conn: sqlite3.Connection, game: GameRow,
+              max_bytes: int | None = None) -> Replay | None:
+    """The game's record (:func:`record_lines`), read and checked; ``None`` when no body was
+    recorded; :class:`ReplayError` when the stored bodies do not make a record, or
+    :class:`RecordTooLarge` past ``max_bytes``."""
+    lines = list(record_lines(conn, game, max_bytes))
+    if not lines:
+        return None
     return parse_replay(lines, f"game {game.game_id}")
 
 
@@ -220,14 +291,22 @@ def summary(conn: sqlite3.Connection, recent_turns: int = 20_000, days: int = 60
         depths=[r[1] for r in recent if r[1] is not None], answered_by=answered)
 
 
-def training_games(conn: sqlite3.Connection, origin: str | None = None) -> Iterator[tuple[GameRow, Replay]]:
+def training_games(conn: sqlite3.Connection, origin: str | None = None,
+                   unreadable: list[str] | None = None) -> Iterator[tuple[GameRow, Replay]]:
     """Every finished game (won, lost or drawn, or a solo game ended) with its record,
-    oldest first: what the training pipeline reads with ``--from-game-log``."""
+    oldest first: what the training pipeline reads with ``--from-game-log``. A game whose
+    record cannot be read is passed over (its id added to ``unreadable``), not the end of
+    the reading."""
     query = (f"SELECT {_GAME_COLUMNS} FROM games WHERE result IN ('win', 'loss', 'draw', 'ended')"
              + (" AND origin = ?" if origin else "") + " ORDER BY started_at")
     for row in conn.execute(query, (origin,) if origin else ()).fetchall():
         game = _game_row(row)
-        replay = replay_of(conn, game)
+        try:
+            replay = replay_of(conn, game)
+        except ReplayError:
+            if unreadable is not None:
+                unreadable.append(game.game_id)
+            continue
         if replay is not None:
             yield game, replay
 

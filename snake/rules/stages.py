@@ -65,6 +65,7 @@ for a body or head collision, empty otherwise) and ``eliminated_on_turn`` (``tur
 from __future__ import annotations
 
 import random
+from collections import Counter
 from typing import Callable, Mapping
 
 from ..board import Board, GameState, Point, Ruleset, Snake
@@ -187,10 +188,11 @@ def hazard_damage_standard(turn: Turn) -> None:
         return
     food = turn.board.food
     damage = turn.ruleset.settings.hazard_damage_per_turn
+    copies_at = Counter(hazards)      # one pass, not one per head: boards may list thousands
     eliminated = False
     for s in turn.living:
         head = s.body[0]
-        copies = hazards.count(head)
+        copies = copies_at[head]
         if copies and head not in food:
             health = s.health
             for _ in range(copies):

@@ -60,11 +60,13 @@ def salt_of(state: GameState, you_id: str) -> int:
     """A stable 64-bit salt per game and snake (see :func:`snake.core.search.position_key`),
     and per rules the key does not see: the ruleset and its settings, and where the hazards
     lie (the key counts them only; a map may move them and keep their number, and a
-    thread's table outlives the turn). A standard game without hazards salts by game and
-    snake alone."""
+    thread's table outlives the turn), and the board's size (which gives a cell number its
+    square: a client may send one game id on two boards). A standard 11×11 game without
+    hazards, the common case, salts by game and snake alone, as it always has (its searches
+    stay node for node those of the evidence games)."""
     text = f"{state.game.id}\x00{you_id}"
     ruleset, board = state.game.ruleset, state.board
-    if ruleset.name != "standard" or board.hazards:
+    if ruleset.name != "standard" or board.hazards or (board.width, board.height) != (11, 11):
         text += f"\x00{ruleset.name}\x00{board.width}x{board.height}\x00{ruleset.settings}"
         text += "\x00" + ";".join(f"{x},{y}" for x, y in sorted(board.hazards))
     data = text.encode()

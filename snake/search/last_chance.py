@@ -17,16 +17,24 @@ a turn, not a chance); ties keep the search's move, then the order up, down, lef
 Only this turn is looked at, and only then: the search already said that every move loses
 now against best play, so what is left is not to die now. (A loss proved for a later turn
 is left to the search, which plays the latest one.)
+
+It runs within the move's time: the replies are taken one at a time, each against every
+candidate move, and at the ``deadline`` the count stops where it is, so every move is
+judged on the same replies; with none tried, the search's move stands. (On 11×11 the
+whole count takes milliseconds; on a huge board with many snakes each reply is a full turn
+of the rules, and the deadline is what keeps the answer on time.)
 """
 
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass
 
 from ..board import GameState, Snake
 from ..moves import filter_moves
-from ..rules import MOVES, apply_rules, candidate_moves, distance, obstacles_after_move
+from ..rules import (MOVES, apply_rules, candidate_moves, distance, obstacles_after_move,
+                     passes_through)
 from .state import WIN, cheap_move
 
 #: The score of a search whose every move loses on this turn (a loss at ply 1).
@@ -40,18 +48,23 @@ MAX_NEAR = 3
 
 @dataclass(frozen=True, slots=True)
 class LastChance:
-    """The move played, and per candidate move how many of the ``replies`` it survives
-    with a way out (a move next turn that is not certain death), and without one."""
+    """The move played, and per candidate move how many of the replies tried it survives
+    with a way out (a move next turn that is not certain death), and without one.
+    ``replies`` is how many joint replies there are, ``tried`` how many were played before
+    the deadline (all of them unless it came first)."""
 
     move: str
     survives: dict[str, int]
     replies: int
     trapped: dict[str, int] | None = None     # per move: replies survived with no way out
+    tried: int | None = None                  # replies played (None: all of them)
 
 
-def last_chance(state: GameState, you: Snake, searched_move: str) -> LastChance:
+def last_chance(state: GameState, you: Snake, searched_move: str,
+                deadline: float | None = None, clock=time.perf_counter) -> LastChance:
     """The move of ``you`` that survives this turn against the most replies (module
-    docstring); ``searched_move`` is the search's answer, kept on ties."""
+    docstring); ``searched_move`` is the search's answer, kept on ties and when no reply
+    could be tried before ``deadline`` (``clock()`` seconds; ``None``: no limit)."""
     board = state.board
     obstacles = obstacles_after_move(state)
     mine = candidate_moves(state, you, obstacles)
@@ -62,25 +75,36 @@ def last_chance(state: GameState, you: Snake, searched_move: str) -> LastChance:
                   key=lambda s: distance(you.head, s.head, board.width, board.height, wraps))
     near = near[:MAX_NEAR]
     near_ids = {s.id for s in near}
-    fixed = {s.id: cheap_move(state, s, obstacles_after_move(state, s))
-             for s in others if s.id not in near_ids}
+    ruleset = state.game.ruleset
+
+    def obstacles_for(snake: Snake) -> set:
+        # the shared set, unless squadmates' bodies are passable to this snake
+        if any(passes_through(ruleset, snake, other) for other in others):
+            return obstacles_after_move(state, snake)
+        return obstacles
+    fixed = {s.id: cheap_move(state, s, obstacles_for(s)) for s in others if s.id not in near_ids}
     options = [candidate_moves(state, s, obstacles) for s in near]
     replies = list(itertools.product(*options))
-    survives: dict[str, int] = {}
-    trapped: dict[str, int] = {}
-    for move in mine:
-        free = cornered = 0
-        for reply in replies:
+    survives = {move: 0 for move in mine}
+    trapped = {move: 0 for move in mine}
+    tried = 0
+    for reply in replies:
+        if deadline is not None and clock() >= deadline:
+            break
+        for move in mine:
             moves = {**fixed, **{s.id: m for s, m in zip(near, reply)}, you.id: move}
             after = apply_rules(state, moves)
             me = after.board.snake(you.id)
             if me.eliminated_cause:
                 continue
             if filter_moves(after, me).allowed:      # a move next turn not certain death
-                free += 1
+                survives[move] += 1
             else:
-                cornered += 1
-        survives[move], trapped[move] = free, cornered
+                trapped[move] += 1
+        tried += 1
+    if not tried:
+        return LastChance(searched_move, survives, len(replies), trapped, 0)
     best = max(mine, key=lambda m: (survives[m], trapped[m], m == searched_move,
                                     -MOVES.index(m)))
-    return LastChance(best, survives, len(replies), trapped)
+    return LastChance(best, survives, len(replies), trapped,
+                      None if tried == len(replies) else tried)

@@ -337,16 +337,24 @@ class SearchStrategy:
         method = f"search ({result.algorithm}, {result.evaluator})"
         move = result.move
         if self.last_chance and result.score <= LOST_THIS_TURN:
-            chance = last_chance(request.state, request.you, result.move)
+            # within the search's own deadline: the answer is still due on time
+            chance = last_chance(request.state, request.you, result.move,
+                                 deadline=self.budget(request, started).deadline)
             move = chance.move
             method += ", last chance"
             counts = ", ".join(
                 f"{m} {n}" + (f" (+{chance.trapped[m]} with no way out)"
                               if chance.trapped and chance.trapped[m] else "")
                 for m, n in chance.survives.items())
+            if chance.tried == 0:
+                said = f"no reply could be tried before the deadline: {move}, the search's move"
+            else:
+                of = (f"{chance.replies}" if chance.tried is None
+                      else f"{chance.tried} of the {chance.replies} (the deadline came)")
+                said = (f"{move} survives the most of {of} replies this turn with a way out "
+                        f"({counts})")
             result.note = (f"{result.note}; " if result.note else "") + (
-                f"every move can be killed this turn: {move} survives the most of {chance.replies} "
-                f"replies this turn with a way out ({counts})")
+                f"every move can be killed this turn: {said}")
         return Decision(move, method=method, filter=seed.filter, search=result)
 
 
