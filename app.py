@@ -74,6 +74,19 @@ log = logging.getLogger("nuppeppou")
 _DEFAULT: Any = object()
 
 
+#: Control characters a request may put in its ids and names, as they are logged: escaped,
+#: so that every record stays one line and no request can write a line of its own.
+_ESCAPED = {c: f"\\x{c:02x}" for c in range(32)} | {0x7f: "\\x7f"}
+
+
+class OneLineFormatter(logging.Formatter):
+    """The service's log lines: a record is one line whatever its arguments hold (a
+    traceback, appended after, keeps its own lines)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return super().formatMessage(record).translate(_ESCAPED)
+
+
 def configure_logging(level: str | None = None) -> None:
     """Send the ``nuppeppou`` loggers to stderr at ``level`` (or ``$NUPPEPPOU_LOG_LEVEL``,
     default INFO). Idempotent."""
@@ -81,7 +94,7 @@ def configure_logging(level: str | None = None) -> None:
     log.setLevel(getattr(logging, name, logging.INFO))
     if not any(getattr(h, "_nuppeppou", False) for h in log.handlers):
         handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter(
+        handler.setFormatter(OneLineFormatter(
             "%(asctime)s [%(process)d] %(levelname)s %(name)s: %(message)s"))
         handler._nuppeppou = True  # type: ignore[attr-defined]
         log.addHandler(handler)

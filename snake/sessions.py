@@ -213,12 +213,21 @@ class SessionManager:
 
     def end(self, request: MoveRequest) -> str | None:
         """``/end``: close the session, return its accumulator, log the outcome. Returns the
-        outcome, or ``None`` for a session this process does not know."""
+        outcome, or ``None`` for a session this process does not know.
+
+        With no one left, whether ``you`` fell on the final turn (a draw) or before (a
+        loss) is told by the last turn it moved on, which this process knows only if it
+        served every turn: when other processes served some (gunicorn's workers share a
+        game's requests), its last turns may have gone to one of them, and the outcome
+        is ``"draw or loss"`` (the game log, which every worker writes, tells)."""
         key = self._key(request)
         with self._lock:
             session = self._sessions.pop(key, None)
         outcome = outcome_at_end(request.state, request.you,
                                  session.turn if session is not None else None)
+        if (outcome == "loss" and session is not None and session.moves < session.turn + 1
+                and outcome_at_end(request.state, request.you) == "draw"):
+            outcome = "draw or loss"
         if session is None:
             log.info("game end   %s you=%s outcome=%s turns=%d (session unknown here)",
                      key[0], key[1], outcome, request.state.turn)

@@ -421,3 +421,25 @@ def test_the_engine_latency_sets_the_next_margin(network, monkeypatch, adaptive)
         assert counted == 2          # turns 1 and 2 reported the engine's view of 0 and 1
         assert all(140 + MARGIN_SAFETY_MS - 20 < m <= 140 + MARGIN_SAFETY_MS
                    for m in timed.margins[1:])
+
+
+def test_ids_with_control_characters_cannot_forge_log_lines(client):
+    """A game id is the client's text, and it is logged: each record stays one line, its
+    control characters escaped, and the game is played as any other."""
+    import io
+    import logging
+    handler = next(h for h in logging.getLogger("nuppeppou").handlers
+                   if getattr(h, "_nuppeppou", False))
+    stream = io.StringIO()
+    before = handler.setStream(stream)
+    try:
+        body = body_of()
+        body["game"]["id"] = "g1\nERROR nuppeppou: forged\r\x1b[2K"
+        assert client.post("/start", json=body).status_code == 200
+        assert client.post("/move", json=body).status_code == 200
+        assert client.post("/end", json=body).status_code == 200
+    finally:
+        handler.setStream(before)
+    lines = stream.getvalue().splitlines()
+    assert lines and not any(line.startswith("ERROR") for line in lines)
+    assert any("g1\\x0aERROR nuppeppou: forged\\x0d\\x1b[2K" in line for line in lines)

@@ -291,6 +291,22 @@ def test_outcome_from_the_end_body():
     assert outcome_at_end(solo.state, solo.you) == "ended"
 
 
+def test_a_process_that_did_not_serve_every_turn_does_not_guess_a_loss(network):
+    """No one is left at the end: a draw if our snake fell on the final turn, a loss if
+    before. A process that served every turn knows its last; one whose last turns may have
+    gone to another worker says it cannot tell."""
+    requests = play(seed=4, turns=12)
+    end = requests[-1]
+    end.state.board.snakes.clear()
+    end.you.eliminated_cause = "not-on-board"
+    for served, expected in ((requests[:6], "loss"), (requests[:6:2], "draw or loss")):
+        manager = SessionManager(AccumulatorPool(network))
+        for request in served:
+            with manager.use(request):
+                pass
+        assert manager.end(end) == expected
+
+
 def _with_latency(request: MoveRequest, latency: str) -> MoveRequest:
     """The request as the engine sends it after our last answer took ``latency`` ms."""
     request.you.latency = latency
