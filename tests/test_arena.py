@@ -873,6 +873,9 @@ def test_the_tally_follows_the_last_duel(capsys, tmp_path):
     assert duel[0].startswith("  its last duel (two snakes left, it one; recorded for 3 games): "
                               "reached in 2, +1 =1 -0 (75% [")
     assert "; longer at its start in 0; level or shorter in 2, +1 =1 -0 (75% [" in duel[0]
+    # no food on these boards: nobody grew in the duel it won (the drawn one is in neither)
+    assert ("  length gained in those duels, from their start to its last turn with the "
+            "other alive: in wins it +0.0, the other +0.0 (1 games)") in out.splitlines()
     ledger = tmp_path / "ledger.jsonl"
     assert tally([str(tmp_path), "--player", "mine", "--ledger", str(ledger)]) == 0
     capsys.readouterr()

@@ -31,7 +31,8 @@ shows and the moves the others made: the elimination cause, and whether it was *
 no move of its own living through those moves), the late and invalid answers of each side
 where the run recorded them per game (the arena's ``games.jsonl`` or ``results.json`` beside
 the records), with more than two snakes its *last duel* (the games that came down to it and
-one other: how many, how they ended, apart by whether it began the duel longer), and per
+one other: how many, how they ended, apart by whether it began the duel longer, and the
+length each side gained in it, in wins and in losses: who out-ate whom), and per
 ruleset, board size, number of snakes and opponents when they are mixed.
 """
 
@@ -513,7 +514,20 @@ def _duel_lines(games: list[GameSummary]) -> list[str]:
         parts = [f"longer at its start in {len(ahead)}" + (f", {_duel_score(ahead)}" if ahead else ""),
                  f"level or shorter in {len(behind)}" + (f", {_duel_score(behind)}" if behind else "")]
         line += "; " + "; ".join(parts)
-    return [line]
+    lines = [line]
+    grew = [g for g in duels if g.length_at_end is not None]
+    if grew:
+        def growth(chosen: list[GameSummary]) -> str:
+            own = statistics.mean(g.length_at_end[0] - g.last_duel[1] for g in chosen)
+            other = statistics.mean(g.length_at_end[1] - g.last_duel[2] for g in chosen)
+            return f"it +{own:.1f}, the other +{other:.1f} ({len(chosen)} games)"
+        parts = [f"in {name} {growth(chosen)}" for name, chosen in
+                 (("wins", [g for g in grew if g.outcome == "win"]),
+                  ("losses", [g for g in grew if g.outcome == "loss"])) if chosen]
+        # (food eaten, in standard games: who out-ate whom in the duels it lost)
+        lines.append("  length gained in those duels, from their start to its last turn "
+                     "with the other alive: " + "; ".join(parts))
+    return lines
 
 
 def _duel_score(games: list[GameSummary]) -> str:
