@@ -146,8 +146,12 @@ def test_http_snake_plays_exactly_like_the_builtin(capsys, tmp_path, snake_serve
             assert [s["body"] for s in a["board"]["snakes"]] == \
                    [s["body"] for s in b["board"]["snakes"]]
         assert over_http.result == builtin.result
-    # the engine's conversation: /start once per game, /end to every snake at the end
+    # the engine's conversation: /start once per game, /end to every snake at the end,
+    # showing the finished game one turn past its final turn, as the official CLI does
     assert len(server.routes("start")) == 2 and len(server.routes("end")) == 2
+    finals = sorted(read_replay(tmp_path / "http" / name).turns[-1]["turn"]
+                    for name in ("game-00001.jsonl", "game-00002.jsonl"))
+    assert sorted(e["turn"] for e in server.routes("end")) == [t + 1 for t in finals]
     moves = server.routes("move")
     assert moves and all(m["game"]["timeout"] == 500 for m in moves)
     assert all(m["you"]["customizations"]["color"] == "#123456" for m in moves)

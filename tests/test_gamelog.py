@@ -48,7 +48,9 @@ def game_bodies(seed: int, snakes: int = 2, side: int = 7, game_id: str | None =
         state = play_turn(state, moves, rng)
     if final is not None:
         final.append(state)
-    return moves_bodies, state_to_request(state, "s0")
+    # /end as the engine sends it: a finished game one turn on (snake.rules.END_AFTER_FINAL)
+    ended = play_turn(state, {}, rng) if is_game_over(state) else state
+    return moves_bodies, state_to_request(ended, "s0")
 
 
 @pytest.fixture
@@ -73,11 +75,11 @@ def test_a_whole_game_round_trips(db):
     conn = connect_readonly(db)
     game = find_game(conn, "game-4")
     assert game is not None and game.you_id == "s0" and game.ruleset == "standard"
-    assert game.turns == len(bodies) and game.final_turn == end["turn"]
+    assert game.turns == len(bodies) and game.final_turn == end["turn"] - 1   # /end: one on
     assert game.opponents == ["s1"]
     living = [s["id"] for s in end["board"]["snakes"]]
     expected = "win" if living == ["s0"] else ("draw" if not living and
-                                               bodies[-1]["turn"] == end["turn"] - 1 else "loss")
+                                               bodies[-1]["turn"] == end["turn"] - 2 else "loss")
     assert game.result == expected
     turns = game_turns(conn, game)
     assert [t.turn for t in turns] == [b["turn"] for b in bodies]
@@ -86,9 +88,10 @@ def test_a_whole_game_round_trips(db):
     searched = [t for t in turns if t.answered_by == "search"]
     assert searched and all(t.depth >= 1 and t.reasons["search"]["pv"] for t in searched)
     assert all(t.answer_ms > 0 and t.reasons["move"] == t.move for t in turns)
-    # the record is the game: every body as received, then the final one
+    # the record is the game: every body as received, then the final one, shown at the
+    # final turn (the engine's /end comes one turn on)
     replay = replay_of(conn, game)
-    assert replay.turns == bodies + [end]
+    assert replay.turns == bodies + [{**end, "turn": end["turn"] - 1}]
     assert replay.game == bodies[0]["game"]
     listed = recent_games(conn)
     assert [g.game_id for g in listed] == ["game-4"] and listed[0].latency_p50 > 0
@@ -407,7 +410,9 @@ def test_training_positions_from_the_game_log(db, tmp_path):
         finished += 1
         targets = {s.id: {"win": 1.0, "draw": 0.5, "loss": 0.0}[outcome(final[0], s.id)]
                    for s in final[0].board.snakes}
-        for body, following in zip(bodies, bodies[1:] + [end]):
+        # the record of the game in the log ends with the /end body at the final turn
+        final_line = {**end, "turn": end["turn"] - 1}
+        for body, following in zip(bodies, bodies[1:] + [final_line]):
             request = parse_request(body)
             if following["turn"] != body["turn"] + 1:
                 continue
@@ -463,7 +468,7 @@ def test_from_the_log_solo_games_and_the_move_that_ended_us(db, tmp_path):
         . . . . . . a
     """, turn=1, ruleset="solo").state, "A")
     end = json.loads(json.dumps(t1))
-    end["turn"] = 2
+    end["turn"] = 2                   # a record's last line: the final turn
     end["you"]["body"] = [{"x": 7, "y": 2}, {"x": 6, "y": 2}, {"x": 6, "y": 1}]
     end["you"]["head"] = {"x": 7, "y": 2}
     end["board"]["snakes"] = []
@@ -477,7 +482,7 @@ def test_from_the_log_solo_games_and_the_move_that_ended_us(db, tmp_path):
     play_through(app.test_client(), bodies, end)
     assert log.flush()
     meta = write_from_game_log(db, tmp_path / "data", quiet=True)
-    assert meta["games"] == 1 and meta["positions"] == len(bodies) == end["turn"]
+    assert meta["games"] == 1 and meta["positions"] == len(bodies) == end["turn"] - 1
 
 
 @pytest.mark.parametrize("ruleset", ["solo", "standard"])

@@ -281,8 +281,11 @@ def test_outcome_from_the_end_body():
     draw.you.eliminated_cause = "not-on-board"
     draw.state.turn = 10
     assert outcome_at_end(draw.state, draw.you) == "draw"
+    # /end comes one turn past the final turn (9): a last move on 8 fell on the final turn
     assert outcome_at_end(draw.state, draw.you, last_turn=9) == "draw"
-    assert outcome_at_end(draw.state, draw.you, last_turn=5) == "loss"   # fell earlier
+    assert outcome_at_end(draw.state, draw.you, last_turn=8) == "draw"
+    assert outcome_at_end(draw.state, draw.you, last_turn=7) == "loss"   # fell earlier
+    assert outcome_at_end(draw.state, draw.you, last_turn=8, final_turn=10) == "loss"
     mates = from_ascii("B A a a .", "squad", squads={"A": "x", "B": "x"})
     assert outcome_at_end(mates.state, mates.you) == "win"
     not_mates = from_ascii("B A a a .", "standard", squads={"A": "x", "B": "x"})

@@ -152,8 +152,12 @@ def play_game(spec: GameSpec, players: Sequence[PlayerSpec], *, network: Any = N
             state = play_turn(state, moves, turn_rng)
         if replay is not None:
             replay.turns.append(request_body(state, you_id, looks, game))
+        # /end as the engine sends it: a finished game is played one turn more (the rules
+        # change nothing, the map may spawn food) and shown at that turn
+        # (snake.rules.END_AFTER_FINAL); a game stopped early is shown as it stands
+        ended = play_turn(state, {}, turn_rng) if is_game_over(state) else state
         for sid in ids:
-            seats[sid].end(request_body(state, sid, looks, game))
+            seats[sid].end(request_body(ended, sid, looks, game))
     finally:
         for seat in seats.values():
             seat.close()

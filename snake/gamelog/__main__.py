@@ -21,7 +21,7 @@ from pathlib import Path
 from ..arena.replay import ReplayError, read_replay, records_in
 from ..board import RequestError, parse_request
 from ..decision import Decision
-from ..rules import last_move, next_square
+from ..rules import END_AFTER_FINAL, finished_at_end, last_move, next_square
 from .reader import count_games, summary
 from .records import end_record, turn_record
 from .store import connect, connect_readonly, write_end, write_turn
@@ -53,6 +53,10 @@ def import_record(conn, path: Path) -> int:
             write_turn(conn, record, origin="arena")
             written += 1
         final = replay.turns[-1]
+        if finished_at_end(parse_request(final).state):
+            # the /end the engine sends: the finished game one turn on (the food its map
+            # may spawn then is not in the record)
+            final = {**final, "turn": final["turn"] + END_AFTER_FINAL}
         end = end_record(parse_request(final), json.dumps(final).encode())
         end = replace(end, received_at=started + 0.5 * len(replay.turns))
         write_end(conn, end, origin="arena")

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ..arena.replay import Replay, ReplayError, parse_replay
+from ..board import RequestError, parse_request
+from ..rules import final_turn_at_end
 from .store import decompress
 
 _GAME_COLUMNS = ("game_id, you_id, you_name, origin, started_at, last_seen, ended_at, ruleset, "
@@ -197,8 +199,8 @@ def record_lines(conn: sqlite3.Connection, game: GameRow,
                  max_bytes: int | None = None) -> Iterator[str]:
     """The game as a CLI-format record (``snake.arena.replay``), line by line without the
     newlines, one stored body at a time: the ``game`` object, every body we received
-    (:func:`as_recorded`), the final body from ``/end``, and a result line read off the
-    final board. Nothing when no body was recorded; :class:`RecordTooLarge` once the bodies
+    (:func:`as_recorded`), the final body from ``/end`` as the final turn, and a result line
+    read off the final board. Nothing when no body was recorded; :class:`RecordTooLarge` once the bodies
     pass ``max_bytes``."""
     total = 0
     last: dict[str, Any] | None = None
@@ -231,6 +233,13 @@ def record_lines(conn: sqlite3.Connection, game: GameRow,
                          (game.game_id, game.you_id)).fetchone()
     if final is not None and final[0] is not None:
         body = read(final[0])
+        try:
+            # the engine shows a finished game one turn on (snake.rules.END_AFTER_FINAL); a
+            # record's last line is its final turn (the food the map may spawn on the turn
+            # after is in it too)
+            body["turn"] = final_turn_at_end(parse_request(body).state)
+        except RequestError:
+            pass
         if last is None or body.get("turn", -1) > last.get("turn", -1):
             if last is None:
                 yield json.dumps(body["game"])

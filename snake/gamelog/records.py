@@ -17,7 +17,7 @@ from typing import Any
 
 from ..board import MoveRequest
 from ..decision import Decision, answered_by
-from ..rules import outcome_at_end
+from ..rules import final_turn_at_end, outcome_at_end
 
 #: Results a game can have in the log (``None`` while it is being played): those of
 #: :func:`snake.rules.outcome_at_end`, and ``abandoned`` when no ``/end`` came.
@@ -82,7 +82,9 @@ class EndRecord:
 
     @property
     def turn(self) -> int:
-        return self.request.state.turn
+        """The game's final turn: the ``/end`` body shows a finished game one turn on
+        (:data:`snake.rules.END_AFTER_FINAL`)."""
+        return final_turn_at_end(self.request.state)
 
     def result(self, last_answered_turn: int | None) -> str:
         return outcome_at_end(self.request.state, self.request.you, last_answered_turn)

@@ -16,7 +16,7 @@ from .geometry import DELTAS, MOVES, distance, last_move, neighbour_table, next_
 from .occupancy import (BODY, NECK, NEVER, WALL, candidate_moves, fatal_reason,
                         obstacles_after_move, passes_through, segments_after_move,
                         turns_until_vacated)
-from .results import outcome, outcome_at_end
+from .results import END_AFTER_FINAL, final_turn_at_end, finished_at_end, outcome, outcome_at_end
 from .stages import (BODY_COLLISION, GAME_OVER, HAZARD, HEAD_COLLISION, MAX_HEALTH,
                      OUT_OF_HEALTH, SELF_COLLISION, SQUAD_ELIMINATED, STAGES, WALL_COLLISION,
                      Turn, apply_rules, default_move, is_game_over, play_turn, plays_solo)
@@ -26,7 +26,7 @@ __all__ = [
     "BODY", "NECK", "NEVER", "WALL", "candidate_moves", "fatal_reason", "obstacles_after_move",
     "passes_through", "segments_after_move", "turns_until_vacated",
     "outcome",
-    "outcome_at_end",
+    "outcome_at_end", "final_turn_at_end", "finished_at_end", "END_AFTER_FINAL",
     "BODY_COLLISION", "GAME_OVER", "HAZARD", "HEAD_COLLISION", "MAX_HEALTH", "OUT_OF_HEALTH",
     "SELF_COLLISION", "SQUAD_ELIMINATED", "STAGES", "WALL_COLLISION", "Turn", "apply_rules",
     "default_move", "is_game_over", "play_turn", "plays_solo",
