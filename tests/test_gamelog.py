@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -96,6 +97,112 @@ def test_a_whole_game_round_trips(db):
     listed = recent_games(conn)
     assert [g.game_id for g in listed] == ["game-4"] and listed[0].latency_p50 > 0
     assert summary(conn).games == 1
+
+
+def _records(bodies, end, start_at):
+    """The log's records of a game whose requests came one second apart from ``start_at``."""
+    turns = [replace(turn_record(parse_request(b), json.dumps(b).encode(), Decision("up"), 1.0),
+                     received_at=start_at + i) for i, b in enumerate(bodies)]
+    ended = replace(end_record(parse_request(end), json.dumps(end).encode()),
+                    received_at=start_at + len(bodies))
+    return turns, ended
+
+
+def _rows(db):
+    conn = connect_readonly(db)
+    try:
+        return {(r[0], r[1]): (r[2], r[3]) for r in conn.execute(
+            "SELECT game_id, you_id, result, (SELECT group_concat(turn) FROM turns t WHERE "
+            "t.game_id = g.game_id AND t.you_id = g.you_id ORDER BY turn) FROM games g")}
+    finally:
+        conn.close()
+
+
+def test_a_last_turn_written_after_the_end_settles_a_draw(db):
+    """Two workers share a game's requests: our last /move (worker B) may be written after
+    /end (worker A). No one is left at the end, and our last move came on the final turn's
+    eve: a draw, whichever was written first."""
+    from snake.diagram import from_ascii
+    from snake.gamelog.store import write_end, write_turn
+    bodies = [state_to_request(from_ascii("""
+        . . . . .
+        . A a a .
+        . . . . .
+        . B b b .
+        . . . . .
+    """, turn=t, game_id="both").state, "A") for t in (0, 1)]
+    end = json.loads(json.dumps(bodies[-1]))
+    end["turn"], end["board"]["snakes"] = 3, []       # everyone fell on turn 2, the final
+    turns, ended = _records(bodies, end, 1000.0)
+    conn = connect(db)
+    write_turn(conn, turns[0])
+    write_end(conn, ended)
+    conn.commit()
+    assert _rows(db)[("both", "A")][0] == "loss"       # as far as the log knows yet
+    write_turn(conn, turns[1])
+    conn.commit()
+    assert _rows(db)[("both", "A")] == ("draw", "0,1")
+    conn.close()
+
+
+def test_a_new_game_under_old_ids_is_logged_apart(db):
+    """The arena run again with its seed (or a client reusing ids) sends a new game under a
+    game's ids: the earlier game is kept as <id>~1, whole, and the new one is logged on its
+    own; a turn of one game written late (another worker) stays in its game."""
+    from snake.gamelog.store import _upsert_game, write_end, write_turn
+    first, first_end = game_bodies(seed=4, game_id="again")
+    second, second_end = game_bodies(seed=5, game_id="again")
+    conn = connect(db)
+    turns, ended = _records(first, first_end, 1000.0)
+    write_turn(conn, turns[1])                         # written before turn 0: same game
+    write_turn(conn, turns[0])
+    for record in turns[2:]:
+        write_turn(conn, record)
+    write_end(conn, ended)
+    later, later_end = _records(second, second_end, 5000.0)
+    _upsert_game(conn, later[0].game, 4999.0)          # its /start
+    for record in later[:3]:
+        write_turn(conn, record)
+    conn.commit()
+    rows = _rows(db)
+    assert rows[("again~1", "s0")] == (ended.result(first[-1]["turn"]),
+                                       ",".join(str(b["turn"]) for b in first))
+    assert rows[("again", "s0")] == (None, "0,1,2")
+    # a game that never ended, then another under its ids from turn 0
+    third, _ = game_bodies(seed=6, game_id="again")
+    for record in _records(third, second_end, 9000.0)[0][:2]:
+        write_turn(conn, record)
+    conn.commit()
+    rows = _rows(db)
+    assert rows[("again~2", "s0")] == (None, "0,1,2") and rows[("again", "s0")] == (None, "0,1")
+    conn.close()
+
+
+def test_importing_a_record_of_a_game_in_the_log_leaves_the_log_as_it_is(db, tmp_path, capsys):
+    """The service's own record of a game holds its reasons and times: importing the arena's
+    record of the same game (its ids) leaves it, and says so."""
+    from snake.arena.replay import Replay, write_replay
+    from snake.gamelog.__main__ import main as gamelog
+    log = GameLog(db)
+    client = create_app(network=None, strategy="floodfill", game_log=log).test_client()
+    bodies, end = game_bodies(seed=4, game_id="kept")
+    play_through(client, bodies, end)
+    assert log.flush()
+    log.close()
+    conn = connect_readonly(db)
+    before = [(t.turn, t.method, t.answer_ms) for t in game_turns(conn, find_game(conn, "kept"))]
+    conn.close()
+    write_replay(tmp_path / "game-00001.jsonl", Replay(
+        bodies[0]["game"], bodies + [end], {"winnerId": "", "winnerName": "", "isDraw": False}))
+    assert gamelog(["import", str(tmp_path / "game-00001.jsonl"), "--db", str(db)]) == 0
+    out = capsys.readouterr()
+    assert "imported 0 games, 0 turns" in out.out and "1 already in it" in out.out
+    assert "is in the log already" in out.err
+    conn = connect_readonly(db)
+    game = find_game(conn, "kept")
+    assert [(t.turn, t.method, t.answer_ms) for t in game_turns(conn, game)] == before
+    assert game.origin == "service"
+    conn.close()
 
 
 @pytest.mark.parametrize("ruleset,snakes", [("standard", 2), ("standard", 3),

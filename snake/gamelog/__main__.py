@@ -6,7 +6,10 @@
 ``import`` reads game records in the official CLI's JSONL format (``snake.arena
 --output-dir``, ``battlesnake play --output``) into the log as the game of the snake in
 turn 0's ``you``, so the dashboard opens them like the service's own games (marked
-``arena``): its move each turn is read off the next turn's head; there are no reasons.
+``arena``): its move each turn is read off the next turn's head (none on the turn it fell:
+the record no longer shows it); there are no reasons. A game already in the log (its game
+id and snake) is left as it is, and said so: the service's own record of a game it played
+holds its reasons and times, and another game under the same ids is not this one.
 """
 
 from __future__ import annotations
@@ -27,10 +30,19 @@ from .records import end_record, turn_record
 from .store import connect, connect_readonly, write_end, write_turn
 
 
+class AlreadyLogged(ValueError):
+    """A record whose game (id and snake) the log already holds."""
+
+
 def import_record(conn, path: Path) -> int:
-    """Import one record; returns the number of turns written."""
+    """Import one record; returns the number of turns written. :class:`AlreadyLogged` when
+    the log holds its game already (nothing is written)."""
     replay = read_replay(path)
     you_id = replay.turns[0]["you"]["id"]
+    game_id = replay.game.get("id")
+    if conn.execute("SELECT 1 FROM games WHERE game_id = ? AND you_id = ?",
+                    (game_id, you_id)).fetchone() is not None:
+        raise AlreadyLogged(f"game {game_id} of {you_id} is in the log already")
     written = 0
     started = path.stat().st_mtime - len(replay.turns) * 0.5   # about when it was played
     conn.execute("BEGIN IMMEDIATE")
@@ -49,7 +61,9 @@ def import_record(conn, path: Path) -> int:
                     move = None            # not one step: a record we cannot read
             record = turn_record(request, json.dumps(body).encode(),
                                  Decision(move or "up", method="arena record"), 0.0)
-            record = replace(record, received_at=started + 0.5 * index, answer_ms=None)
+            # the turn it fell on: where it went is not in the record
+            record = replace(record, received_at=started + 0.5 * index, answer_ms=None,
+                             move=move or "")
             write_turn(conn, record, origin="arena")
             written += 1
         final = replay.turns[-1]
@@ -82,16 +96,20 @@ def main(argv: list[str] | None = None) -> int:
         for p in map(Path, args.records):
             files.extend(records_in(p) if p.is_dir() else [p])
         conn = connect(args.db)
-        games = turns = 0
+        games = turns = present = 0
         for path in files:
             try:
                 turns += import_record(conn, path)
                 games += 1
+            except AlreadyLogged as exc:
+                present += 1
+                print(f"left {path}: {exc}", file=sys.stderr)
             except (ReplayError, RequestError, OSError, KeyError, IndexError, TypeError) as exc:
                 print(f"skipped {path}: {exc}", file=sys.stderr)
         conn.close()
-        print(f"imported {games} games, {turns} turns into {args.db}")
-        return 0 if games or not files else 1
+        print(f"imported {games} games, {turns} turns into {args.db}"
+              + (f"; {present} already in it" if present else ""))
+        return 0 if games or present or not files else 1
 
     if not Path(args.db).exists():
         print(f"no game log at {args.db}", file=sys.stderr)

@@ -37,7 +37,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from .records import EndRecord, GameInfo, TurnRecord
+from ..board import parse_request
+from .records import EndRecord, GameInfo, TurnRecord, end_record
 
 log = logging.getLogger("nuppeppou.gamelog")
 
@@ -138,6 +139,39 @@ def decompress(blob: bytes) -> bytes:
 
 def _upsert_game(conn: sqlite3.Connection, game: GameInfo, seen_at: float,
                  origin: str = "service") -> None:
+    """``/start``: the game's row (made, or its times widened). A ``/start`` received after
+    the game under these ids ended, or after any of its turns, begins another game: the
+    earlier one is set aside first (:func:`_set_aside`)."""
+    g = game
+    earlier = conn.execute(
+        "SELECT 1 FROM games WHERE game_id = ? AND you_id = ? AND (ended_at < ? OR EXISTS "
+        "(SELECT 1 FROM turns WHERE game_id = ? AND you_id = ? AND received_at < ?))",
+        (g.game_id, g.you_id, seen_at, g.game_id, g.you_id, seen_at)).fetchone()
+    if earlier is not None:
+        _set_aside(conn, g)
+    _upsert_row(conn, game, seen_at, origin)
+
+
+def _set_aside(conn: sqlite3.Connection, game: GameInfo) -> str:
+    """Keep the game under ``game``'s ids as ``<game id>~<n>`` (the first free ``n``), so
+    that another game under the same ids (an arena run again with its seed, a client that
+    reuses ids) is recorded apart instead of mixing its turns with the earlier ones.
+    Returns the new id."""
+    n = 1
+    while conn.execute("SELECT 1 FROM games WHERE game_id = ? AND you_id = ?",
+                       (f"{game.game_id}~{n}", game.you_id)).fetchone() is not None:
+        n += 1
+    kept = f"{game.game_id}~{n}"
+    for table in ("turns", "games"):
+        conn.execute(f"UPDATE {table} SET game_id = ? WHERE game_id = ? AND you_id = ?",
+                     (kept, game.game_id, game.you_id))
+    log.info("game log: a new game under the ids of game %s you=%s; the earlier one is kept "
+             "as %s", game.game_id, game.you_id, kept)
+    return kept
+
+
+def _upsert_row(conn: sqlite3.Connection, game: GameInfo, seen_at: float,
+                origin: str = "service") -> None:
     conn.execute(
         "INSERT INTO games (game_id, you_id, you_name, origin, started_at, last_seen, ruleset, "
         "map, width, height, timeout, source, snakes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
@@ -149,8 +183,20 @@ def _upsert_game(conn: sqlite3.Connection, game: GameInfo, seen_at: float,
 
 
 def write_turn(conn: sqlite3.Connection, record: TurnRecord, origin: str = "service") -> None:
-    _upsert_game(conn, record.game, record.received_at, origin)
+    """One answered ``/move``. A turn received after the game under its ids ended, or
+    after a later turn of it was received, is another game's: the earlier is set aside
+    (:func:`_set_aside`). A turn of the same game written after its ``/end`` (another
+    worker's writer came later) settles a result that depended on it (a draw is told from
+    a loss by our last turn)."""
     g = record.game
+    earlier = conn.execute(
+        "SELECT 1 FROM games WHERE game_id = ? AND you_id = ? AND (ended_at < ? OR EXISTS "
+        "(SELECT 1 FROM turns WHERE game_id = ? AND you_id = ? AND turn > ? AND received_at < ?))",
+        (g.game_id, g.you_id, record.received_at, g.game_id, g.you_id, record.turn,
+         record.received_at)).fetchone()
+    if earlier is not None:
+        _set_aside(conn, g)
+    _upsert_row(conn, record.game, record.received_at, origin)
     conn.execute(
         "INSERT OR REPLACE INTO turns (game_id, you_id, turn, received_at, body, move, shout, "
         "answered_by, method, depth, score, nodes, think_ms, answer_ms, engine_latency_ms, "
@@ -162,11 +208,20 @@ def write_turn(conn: sqlite3.Connection, record: TurnRecord, origin: str = "serv
     conn.execute("UPDATE games SET turns = (SELECT count(*) FROM turns WHERE game_id = ? AND "
                  "you_id = ?) WHERE game_id = ? AND you_id = ?",
                  (g.game_id, g.you_id, g.game_id, g.you_id))
+    ended = conn.execute("SELECT final_body FROM games WHERE game_id = ? AND you_id = ? AND "
+                         "result = 'loss' AND final_body IS NOT NULL",
+                         (g.game_id, g.you_id)).fetchone()
+    if ended is not None:
+        end = end_record(parse_request(json.loads(decompress(ended[0]))), b"")
+        last = conn.execute("SELECT max(turn) FROM turns WHERE game_id = ? AND you_id = ?",
+                            (g.game_id, g.you_id)).fetchone()[0]
+        conn.execute("UPDATE games SET result = ? WHERE game_id = ? AND you_id = ?",
+                     (end.result(last), g.game_id, g.you_id))
 
 
 def write_end(conn: sqlite3.Connection, record: EndRecord, origin: str = "service") -> None:
     g = record.game
-    _upsert_game(conn, g, record.received_at, origin)
+    _upsert_row(conn, g, record.received_at, origin)
     last = conn.execute("SELECT max(turn) FROM turns WHERE game_id = ? AND you_id = ?",
                         (g.game_id, g.you_id)).fetchone()[0]
     conn.execute("UPDATE games SET ended_at = ?, final_turn = ?, result = ?, final_body = ? "
