@@ -7,7 +7,8 @@ This is step 1 of the seed behaviour (SPEC §2). For the snake ``you`` in ``stat
 2. off the board (in ``wrapped`` and ``wrapped_constrictor`` the edges wrap instead, so no
    move leaves the board);
 3. into a square that a snake body (``you``'s or another living snake's) still occupies
-   after this turn's movement. Every snake moves one square, so its segments
+   after this turn's movement (a snake the rules eliminate before collisions whatever it
+   plays, starving or leaving the board on every move, occupies none). Every snake moves one square, so its segments
    ``body[0] .. body[-2]`` stay occupied (its head becomes its neck) and its tail square
    ``body[-1]`` is free if and only if its last two segments differ (it did not just eat)
    and the ruleset is not a constrictor one (there every snake grows every turn). In
@@ -18,8 +19,8 @@ This is step 1 of the seed behaviour (SPEC §2). For the snake ``you`` in ``stat
    0 and the square holds no food.
 
 A surviving move is **risky** when its square is next to the head of a living snake that is
-not ``you``'s squadmate and is at least as long as ``you``: a head-to-head there loses or
-draws. Risky moves are dropped as well, unless every move left is risky.
+not ``you``'s squadmate and is at least as long as ``you`` (and not eliminated before
+collisions whatever it plays): a head-to-head there loses or draws. Risky moves are dropped as well, unless every move left is risky.
 
 When ``you`` is not alive (eliminated, or not on the board) every move is removed. What a
 body blocks after this turn's movement and which moves are certain death are asked of
@@ -33,7 +34,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .board import GameState, Point, Snake
-from .rules import BODY, MOVES, NECK, WALL, fatal_reason, next_square, obstacles_after_move
+from .rules import (BODY, MOVES, NECK, WALL, dies_of_health, fatal_reason, next_square,
+                    obstacles_after_move, removed_before_collisions)
 
 __all__ = ["MoveFilter", "filter_moves", "NECK", "WALL", "BODY", "HEALTH", "RISKY", "DEAD"]
 
@@ -64,12 +66,12 @@ def filter_moves(state: GameState, you: Snake) -> MoveFilter:
 
     board = state.board
     obstacles = obstacles_after_move(state, you)
-    food = set(board.food)
-    hazards = Counter(board.hazards)
-    damage = state.ruleset.settings.hazard_damage_per_turn
+    copies = Counter(board.hazards)
+    # a snake the rules remove before collisions (it starves whatever it plays) meets no one
     threats = [
         s for s in board.snakes
         if s.alive and s.id != you.id and not you.is_squadmate(s) and s.length >= you.length
+        and not removed_before_collisions(state, s, copies)
     ]
     danger: set[Point] = {next_square(state, s.head, m) for s in threats for m in MOVES}
 
@@ -80,7 +82,7 @@ def filter_moves(state: GameState, you: Snake) -> MoveFilter:
         reason = fatal_reason(state, you, move, obstacles)
         if reason:
             removed[move] = reason
-        elif square not in food and you.health - 1 - damage * hazards[square] <= 0:
+        elif dies_of_health(state, you, square, copies):
             removed[move] = HEALTH
         else:
             safe.append(move)

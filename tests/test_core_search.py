@@ -36,6 +36,58 @@ def test_move_generation_equals_the_reference():
                 search_state.cheap_move(state, snake, obstacles)
             checked += 1
     assert checked > 10_000
+    # snakes about to starve, whose bodies block nothing (snake.rules.removed_before_collisions)
+    starving = 0
+    for k, state in enumerate(positions(seed=9, count=3000)):
+        for j, snake in enumerate(state.board.snakes):
+            if (j + k) % 2:
+                snake.health = 1
+        packed = core.encode(state)
+        obstacles = rules.obstacles_after_move(state)
+        for i, snake in enumerate(state.board.snakes):
+            if snake.alive:
+                starving += rules.removed_before_collisions(state, snake)
+                count = candidate_moves(packed.g, packed.s, i, out)
+                assert tuple(MOVES[m] for m in out[:count]) == \
+                    rules.candidate_moves(state, snake, obstacles), (k, i)
+    assert starving > 1000
+
+
+def test_a_body_gone_before_collisions_is_no_obstacle_in_either_engine():
+    """A (boxed in) can only go through B's body, free when the rules eliminate B before
+    collisions whatever it plays: starving at health 1, or on hazards that take what health
+    it has (hazard damage 14); not in constrictor (every snake is fed), nor with food in
+    its reach. Both engines' move generation agree (wrapped: A also wraps up and left)."""
+    from snake.board import Settings
+    boxed = """
+        A b b b . . .
+        a b . b . . .
+        a a . B . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+    """
+    everywhere = [(x, y) for x in range(7) for y in range(7)]
+    cases = [
+        (dict(health={"B": 1}), ("right",)),
+        (dict(health={"B": 15}, hazards=everywhere, settings=Settings(hazard_damage_per_turn=14)),
+         ("right",)),
+        (dict(health={"B": 16}, hazards=everywhere, settings=Settings(hazard_damage_per_turn=14)),
+         ("up",)),                                     # it may live: its body stays
+        (dict(health={"B": 1}, ruleset="constrictor"), ("up",)),
+        (dict(health={"B": 1}, ruleset="wrapped"), ("up", "left", "right")),
+        (dict(health={"B": 1}, ruleset="wrapped", food=True), ("up", "left")),
+    ]
+    out = np.zeros(4, dtype=np.int64)
+    for kw, mine in cases:
+        drawing = boxed.replace("a a . B", "a a * B") if kw.pop("food", False) else boxed
+        state = from_ascii(drawing, kw.pop("ruleset", "standard"), **kw).state
+        packed = core.encode(state)
+        for i, snake in enumerate(state.board.snakes):
+            count = candidate_moves(packed.g, packed.s, i, out)
+            assert tuple(MOVES[m] for m in out[:count]) == rules.candidate_moves(state, snake), kw
+        assert rules.candidate_moves(state, state.board.snake("A")) == mine, kw
 
 
 def test_exact_results_equal_the_reference():

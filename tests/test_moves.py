@@ -241,6 +241,38 @@ def test_starving_snake_must_eat():
     assert f.removed == {"down": NECK, "left": HEALTH, "right": HEALTH}
 
 
+def test_a_snake_that_starves_whatever_it_plays_blocks_nothing():
+    """The rules eliminate by health before they look for collisions: B, at health 1 with
+    no food in reach, is gone before A's head reaches its body, so A's one way out is
+    through it (every strategy takes it; the search's move generation, compiled, too); and
+    a longer B about to starve is no head-to-head threat. With food in B's reach it could
+    live, and its body blocks as ever."""
+    boxed = """
+        A b b b . . .
+        a b . b . . .
+        a a . B . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+    """
+    f = verdict(boxed, health={"B": 1})
+    assert f.allowed == ("right",) and f.removed == {"up": WALL, "down": NECK, "left": WALL}
+    for name in ("seed", "floodfill", "search"):
+        assert get_strategy(name).choose(from_ascii(boxed, health={"B": 1}), None).move == "right"
+    fed = verdict(boxed.replace("a a . B", "a a * B"), health={"B": 1})
+    assert fed.allowed == () and fed.removed["right"] == BODY
+    threat = """
+        . . . . .
+        . . . . .
+        . . A . B
+        . . a . b
+        . . a . b
+    """
+    assert verdict(threat, stacked={"B": 1}, health={"B": 1}).allowed == ("up", "left", "right")
+    assert verdict(threat, stacked={"B": 1}, health={"B": 2}).risky == ("right",)
+
+
 def test_no_safe_move_answers_up():
     game = from_ascii("""
         b b b

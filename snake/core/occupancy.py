@@ -4,7 +4,9 @@ A square is an obstacle for snake ``i`` after this turn's movement when a living
 occupies it: ``occ`` counts every living segment, minus each tail that moves away (every
 snake's last segment, unless the ruleset is a constrictor one; a stacked tail keeps its
 other copy), minus the segments of squadmates whose bodies ``i`` passes through (squad with
-``allowBodyCollisions``). Held equal to the reference by tests/test_core_search.py.
+``allowBodyCollisions``), minus every segment of another snake the rules eliminate before
+collisions whatever it plays (:func:`removed_before_collisions`). Held equal to the
+reference by tests/test_core_search.py.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from __future__ import annotations
 from numba import njit
 
 from .jit import JIT
-from .state import (ALIVE, G_ALLOW_BODY, G_CAUSE, G_CONSTRICTOR, G_HEIGHT, G_LENGTH, G_N, G_OCC,
-                    G_PIPELINE, G_PW, G_SQUAD, G_WIDTH, G_WRAPS, SQUAD)
+from .state import (ALIVE, G_ALLOW_BODY, G_CAUSE, G_CONSTRICTOR, G_DAMAGE, G_FOOD_AT,
+                    G_HAZARD_AT, G_HEALTH, G_HEIGHT, G_LENGTH, G_N, G_OCC, G_PIPELINE, G_PW,
+                    G_SQUAD, G_WIDTH, G_WRAPS, S_N_HAZARDS, SQUAD)
 from .step import default_move, next_cell, segment
 
 
@@ -32,6 +35,30 @@ def passes_through(g, s, i, j):
 
 
 @njit(**JIT)
+def dies_of_health(g, s, j, cell):
+    """Snake ``j`` moving onto ``cell`` is eliminated by health this turn (twin of
+    :func:`snake.rules.occupancy.dies_of_health`)."""
+    if g[G_CONSTRICTOR] != 0 or s[g[G_FOOD_AT] + cell] > 0:
+        return False
+    return s[g[G_HEALTH] + j] - 1 - g[G_DAMAGE] * s[g[G_HAZARD_AT] + cell] <= 0
+
+
+@njit(**JIT)
+def removed_before_collisions(g, s, j):
+    """Snake ``j`` leaves the board or dies of health on every move, so the rules eliminate
+    it before collisions (twin of :func:`snake.rules.occupancy.removed_before_collisions`)."""
+    if s[g[G_HEALTH] + j] > 1 and s[S_N_HAZARDS] == 0:
+        return False
+    head = segment(g, s, j, 0)
+    wraps = g[G_WRAPS] != 0
+    for move in range(4):
+        cell = next_cell(g, head, move, wraps)
+        if on_board(g, cell) and not dies_of_health(g, s, j, cell):
+            return False
+    return True
+
+
+@njit(**JIT)
 def blocked(g, s, i, cell):
     """A living body occupies ``cell`` after this turn's movement, as an obstacle for ``i``."""
     count = s[g[G_OCC] + cell]
@@ -42,8 +69,10 @@ def blocked(g, s, i, cell):
         if s[g[G_CAUSE] + j] != ALIVE:
             continue
         length = s[g[G_LENGTH] + j]
-        if passes_through(g, s, i, j):      # none of its segments counts
-            for k in range(length):
+        if passes_through(g, s, i, j) or (
+                j != i and (s[g[G_HEALTH] + j] <= 1 or s[S_N_HAZARDS] != 0)  # (rare: at a glance)
+                and removed_before_collisions(g, s, j)):
+            for k in range(length):         # none of its segments counts
                 if segment(g, s, j, k) == cell:
                     count -= 1
         elif not constrictor and segment(g, s, j, length - 1) == cell:

@@ -12,6 +12,13 @@ only if its last two segments differ (the snake did not just eat: a stacked tail
 ``allowBodyCollisions`` squadmates' bodies are no obstacle to each other
 (:func:`passes_through`).
 
+A snake certain to be eliminated before the collisions are looked for blocks nothing: the
+rules eliminate by health and by leaving the board first, and only then test collisions
+against the bodies still in. So a snake that dies of health on every move (:func:`dies_of_health`:
+its health after the turn, less 1 and the hazard damage once per copy of a square without
+food, reaches 0 where there is no food) or leaves the board (:func:`removed_before_collisions`)
+is no obstacle and no head-to-head threat: at health 1 with no food in reach, say.
+
 From these the move filter (:mod:`snake.moves`), flood fill, board control and the search's
 move generation all ask the same questions; none of them re-derives a rule. The rules
 engine itself (:mod:`.stages`) decides what really happens.
@@ -19,7 +26,8 @@ engine itself (:mod:`.stages`) decides what really happens.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections import Counter
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from .geometry import MOVES, next_square
 
@@ -55,14 +63,54 @@ def passes_through(ruleset: Ruleset, snake: Snake, other: Snake) -> bool:
     return ruleset.squad and ruleset.settings.allow_body_collisions and snake.is_squadmate(other)
 
 
+def dies_of_health(state: GameState, snake: Snake, square: Point,
+                   copies: Mapping[Point, int] | None = None) -> bool:
+    """Whether ``snake`` moving onto ``square`` is eliminated by health this turn: its
+    health less 1, and less the hazard damage once per copy of ``square`` in the hazards
+    when it holds no food, reaches 0, and there is no food there (SPEC §2). Never in the
+    constrictor rulesets, where every snake is fed every turn. ``copies``: the hazards
+    counted by square, when the caller has them (``Counter(board.hazards)``)."""
+    board = state.board
+    if state.game.ruleset.constrictor or square in board.food:
+        return False
+    damage = state.game.ruleset.settings.hazard_damage_per_turn
+    n = copies[square] if copies is not None else board.hazards.count(square)
+    return snake.health - 1 - damage * n <= 0
+
+
+def removed_before_collisions(state: GameState, snake: Snake,
+                              copies: Mapping[Point, int] | None = None) -> bool:
+    """Whether ``snake`` is eliminated this turn whatever it plays, before the rules look
+    for collisions: every one of its moves leaves the board or dies of health
+    (:func:`dies_of_health`). Its body then blocks nothing this turn."""
+    board = state.board
+    if snake.health > 1 and not board.hazards:
+        return False                     # (the common case, at a glance)
+    if copies is None:
+        copies = Counter(board.hazards)
+    damage = state.game.ruleset.settings.hazard_damage_per_turn
+    if snake.health > 1 + max(0, damage) * max(copies.values(), default=0):
+        return False                     # no square can cost it all its health
+    for move in MOVES:
+        square = next_square(state, snake.head, move)
+        if board.in_bounds(square) and not dies_of_health(state, snake, square, copies):
+            return False
+    return True
+
+
 def obstacles_after_move(state: GameState, snake: Snake | None = None) -> set[Point]:
     """The squares a living snake's body occupies after this turn's movement: obstacles
-    for ``snake`` (its passable squadmates' bodies left out), or for anyone when ``None``."""
+    for ``snake`` (its passable squadmates' bodies left out), or for anyone when ``None``.
+    A snake :func:`removed_before_collisions` occupies nothing."""
     ruleset = state.game.ruleset
     occupied: set[Point] = set()
+    copies = Counter(state.board.hazards) if state.board.hazards else None
     for other in state.board.snakes:
         if other.eliminated_cause or (snake is not None and passes_through(ruleset, snake, other)):
             continue
+        if ((snake is None or other.id != snake.id)
+                and removed_before_collisions(state, other, copies)):
+            continue                     # (its own body stays its own obstacle: same verdicts)
         occupied.update(segments_after_move(ruleset, other.body))
     return occupied
 
@@ -93,7 +141,10 @@ def candidate_moves(state: GameState, snake: Snake,
     ``obstacles`` may be :func:`obstacles_after_move` for anyone, computed once for a
     position; it is recomputed here when squadmates' bodies are passable for ``snake``."""
     ruleset = state.game.ruleset
-    if obstacles is None or (snake.squad and ruleset.squad and ruleset.settings.allow_body_collisions):
+    if (obstacles is None or (snake.squad and ruleset.squad and ruleset.settings.allow_body_collisions)
+            or removed_before_collisions(state, snake)):
+        # (a snake removed before collisions is missing from the obstacles for anyone, but
+        # its body is still its own: all its moves are death anyway, by the same verdicts)
         obstacles = obstacles_after_move(state, snake)
     out = []
     fallback = None
