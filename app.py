@@ -236,8 +236,8 @@ def create_app(
             sessions.start(game)
         except Exception:
             log.exception("/start failed for game %s", game.state.game.id)
-        if game_log is not None:
-            game_log.start(GameInfo.of(game))
+        if game_log is not None and not game_log.start(GameInfo.of(game)):
+            metrics.GAME_LOG_DROPPED.inc()
         return jsonify({})
 
     @app.post("/move")
@@ -281,8 +281,8 @@ def create_app(
             sessions.end(game)
         except Exception:
             log.exception("/end failed for game %s", game.state.game.id)
-        if game_log is not None:
-            game_log.end(end_record(game, raw))
+        if game_log is not None and not game_log.end(end_record(game, raw)):
+            metrics.GAME_LOG_DROPPED.inc()
         metrics.observe_state(sessions, game_log)
         return jsonify({})
 
@@ -290,9 +290,12 @@ def create_app(
     def health():
         stats = sessions.stats()
         writing = game_log is None or game_log.writer_alive()
+        problem = game_log.problem if game_log is not None else None
         body: dict[str, Any] = {
-            # degraded: the game log's writer has stopped (the moves are still answered)
-            "status": "ok" if writing else "degraded", "version": __version__, "pid": os.getpid(),
+            # degraded: the game log's writer has stopped, or cannot write its records now
+            # (the moves are still answered)
+            "status": "ok" if writing and problem is None else "degraded",
+            "version": __version__, "pid": os.getpid(),
             "strategy": strategy.name, "network": network is not None,
             "sessions": stats["sessions"],
             "pool": ({"capacity": stats["capacity"], "free": stats["free"],
@@ -300,7 +303,8 @@ def create_app(
             # public: no file paths here (the dashboard, which is not, shows the log's file)
             "game_log": ({"queue": game_log.queue_depth(), "dropped": game_log.dropped,
                           "written": game_log.written, "errors": game_log.errors,
-                          "writer": writing} if game_log is not None else None),
+                          "writer": writing, "problem": problem}
+                         if game_log is not None else None),
         }
         return jsonify(body)
 

@@ -165,7 +165,9 @@ def test_health_is_public_and_says_how_the_service_is(client):
     body = health.get_json()
     assert body["status"] == "ok" and body["strategy"] == "floodfill"
     assert body["network"] is False and body["sessions"] == 0
-    assert set(body["game_log"]) == {"queue", "dropped", "written", "errors", "writer"}  # no path
+    assert set(body["game_log"]) == {"queue", "dropped", "written", "errors", "writer",
+                                     "problem"}                    # no path
+    assert body["game_log"]["problem"] is None
 
 
 def test_metrics_count_moves_answers_and_depth(played):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import sqlite3
 import subprocess
@@ -21,7 +22,9 @@ import pytest
 from app import create_app
 from snake.board import parse_request, state_to_request
 from snake.gamelog import GameLog, connect, connect_readonly, end_record, turn_record
-from snake.gamelog.reader import find_game, game_turns, recent_games, replay_of, summary
+from snake.gamelog import store
+from snake.gamelog.reader import (RECORD_PAGE, find_game, game_turns, recent_games,
+                                  record_lines, replay_of, summary)
 from snake.decision import Decision
 from snake.rules import is_game_over, outcome, play_turn
 from snake.setup import new_game
@@ -344,6 +347,246 @@ def test_a_writer_that_died_is_started_again(db, monkeypatch):
     assert log.flush() and log.writer_alive() and log.errors == 1
     assert connect_readonly(db).execute("SELECT count(*) FROM turns").fetchone()[0] == 2
     assert client.get("/health").get_json()["status"] == "ok"
+
+
+def _wait_for(condition, timeout: float = 10.0) -> None:
+    """Poll ``condition`` until it holds (a writer thread's progress)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the writer never got there"
+        time.sleep(0.005)
+
+
+def _turn_count(db) -> int:
+    return connect_readonly(db).execute("SELECT count(*) FROM turns").fetchone()[0]
+
+
+#: A writer that retries at once and waits little for a lock (the defaults: 0.5-30 s, 10 s).
+QUICK = {"busy_timeout": 0.02, "retry_min": 0.01, "retry_max": 0.05}
+
+
+@pytest.mark.parametrize("cause", ["no directory", "locked"])
+def test_a_file_that_cannot_be_opened_is_tried_again(tmp_path, cause):
+    """The writer starts while its file cannot be opened (its directory is not made yet,
+    or another process holds the lock past the busy timeout): it keeps the records and
+    tries again, /health says degraded meanwhile, and once the file opens all is written."""
+    db = tmp_path / "later" / "games.db"
+    blocker = None
+    if cause == "locked":
+        db.parent.mkdir()
+        connect(db).close()
+        blocker = sqlite3.connect(str(db), isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")
+    log = GameLog(db, **QUICK)
+    client = create_app(network=None, strategy="floodfill", game_log=log).test_client()
+    bodies, _ = game_bodies(seed=11)
+    assert all(log.turn(_record(bodies[0], turn=t)) for t in range(3))
+    _wait_for(lambda: log.errors >= 2)               # tried, and tried again
+    health = client.get("/health").get_json()
+    assert health["status"] == "degraded"
+    assert health["game_log"]["writer"] is True and health["game_log"]["problem"] == (
+        "the file cannot be opened" if cause == "no directory"
+        else "the file is locked by another connection")
+    assert log.queue_depth() == 3 and log.dropped == 0
+    if blocker is not None:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    else:
+        db.parent.mkdir()
+    assert log.flush()
+    assert _turn_count(db) == 3 and log.written == 3
+    health = client.get("/health").get_json()
+    assert health["status"] == "ok" and health["game_log"]["problem"] is None
+    log.close()
+
+
+def test_a_lock_held_past_the_busy_timeout_keeps_the_batch(db):
+    """Another process holds the write lock longer than the writer's busy timeout: the
+    batch is kept and written once the lock is let go, none of it lost."""
+    log = GameLog(db, **QUICK)
+    bodies, _ = game_bodies(seed=12)
+    assert log.turn(_record(bodies[0], turn=0)) and log.flush()
+    blocker = sqlite3.connect(str(db), isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        assert all(log.turn(_record(bodies[0], turn=t)) for t in range(1, 6))
+        _wait_for(lambda: log.problem is not None)
+        assert log.problem == "the file is locked by another connection"
+        assert log.queue_depth() == 5                 # kept, not dropped
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert log.flush()
+    turns = [r[0] for r in connect_readonly(db).execute("SELECT turn FROM turns ORDER BY turn")]
+    assert turns == list(range(6)) and log.written == 6 and log.problem is None
+    log.close()
+
+
+def test_the_queue_is_bounded_in_bytes_too(tmp_path):
+    """Large bodies while the writer is held up (here its file cannot be opened yet): past
+    the queue's bytes a record is dropped and counted, whatever the count; bodies written
+    leave room again."""
+    db = tmp_path / "later" / "games.db"
+    bodies, _ = game_bodies(seed=13)
+    big = {**bodies[0], "padding": "x" * 100_000}
+    records = [_record(big, turn=t) for t in range(10, 20)]      # bodies of one size
+    size = len(records[0].body)
+    log = GameLog(db, queue_mb=3.5 * size / 2 ** 20, **QUICK)
+    accepted = [log.turn(r) for r in records]
+    assert accepted == [True] * 3 + [False] * 7 and log.dropped == 7
+    db.parent.mkdir()
+    assert log.flush() and _turn_count(db) == 3
+    assert log.turn(_record(big, turn=20))
+    assert log.flush() and _turn_count(db) == 4
+    log.close()
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_a_file_deleted_or_replaced_is_opened_again(tmp_path, db, how):
+    """The file is deleted (or another moved in its place) while the service runs: the
+    writer notices that its path names another file and writes there, not into the
+    unlinked one."""
+    log = GameLog(db)
+    bodies, _ = game_bodies(seed=14, game_id="before")
+    assert log.turn(_record(bodies[0])) and log.flush()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    if how == "replaced":
+        other = tmp_path / "other.db"
+        connect(other).close()
+        os.replace(other, db)
+    later, _ = game_bodies(seed=15, game_id="after")
+    assert log.turn(_record(later[0])) and log.flush()
+    conn = connect_readonly(db)
+    assert find_game(conn, "after") is not None and find_game(conn, "before") is None
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    log.close()
+
+
+def test_retention_gives_the_space_back(db, monkeypatch):
+    """Retention deletes the oldest games and returns their pages to the filesystem (the
+    file shrinks), in short transactions of a few pages, over as many maintenance passes
+    as it takes."""
+    log = GameLog(db)
+    rng = random.Random(16)
+    bodies, _ = game_bodies(seed=16)
+    for k in range(30):
+        for t in range(4):
+            body = {**bodies[0], "game": {**bodies[0]["game"], "id": f"g{k}"},
+                    "padding": rng.randbytes(6000).hex()}      # about 6 KB once compressed
+            assert log.turn(_record(body, turn=t))
+    assert log.flush(30)
+    log.close()
+    conn = connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = db.stat().st_size
+    monkeypatch.setattr(store, "VACUUM_CHUNK", 16)
+    monkeypatch.setattr(store, "VACUUM_PASS", 64)
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    trimmer = GameLog(db, max_games=3)
+    passes = 1
+    free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+    while trimmer.maintain(conn):
+        left = conn.execute("PRAGMA freelist_count").fetchone()[0]
+        assert free - left == 64 or passes == 1    # the first pass also made them free
+        free, passes = left, passes + 1
+    conn.set_trace_callback(None)
+    assert [g.game_id for g in recent_games(connect_readonly(db))] == ["g29", "g28", "g27"]
+    assert conn.execute("PRAGMA freelist_count").fetchone()[0] == 0 and passes > 2
+    chunks = [int(m.group(1)) for s in statements
+              for m in [re.search(r"incremental_vacuum\((\d+)\)", s)] if m]
+    assert chunks and max(chunks) == 16
+    # each chunk is a transaction of its own
+    assert sum(s.startswith("BEGIN IMMEDIATE") for s in statements) >= len(chunks)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert db.stat().st_size < before / 5
+
+
+class _SmallDisk(GameLog):
+    """A writer whose file may grow by ``room`` pages only: past them SQLite fails with
+    SQLITE_FULL, as on a full disk."""
+
+    room = 12
+
+    def _open(self):
+        conn = super()._open()
+        if conn is not None:
+            pages = conn.execute("PRAGMA page_count").fetchone()[0]
+            conn.execute(f"PRAGMA max_page_count = {pages + self.room}")
+        return conn
+
+
+def test_a_full_disk_loses_only_what_cannot_be_written(db):
+    """The disk fills in the middle of a batch (SQLite then undoes the whole transaction):
+    the records that fit are written all the same, only the others are lost (counted), and
+    /health says degraded."""
+    connect(db).close()
+    blocker = sqlite3.connect(str(db), isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")     # holds the writer until the batch is all queued
+    log = _SmallDisk(db, **QUICK)
+    client = create_app(network=None, strategy="floodfill", game_log=log).test_client()
+    rng = random.Random(17)
+    bodies, _ = game_bodies(seed=17)
+    try:
+        for t in range(10):
+            assert log.turn(_record({**bodies[0], "padding": rng.randbytes(6000).hex()}, turn=t))
+        _wait_for(lambda: log.errors >= 1)
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert log.flush()
+    turns = [r[0] for r in connect_readonly(db).execute("SELECT turn FROM turns ORDER BY turn")]
+    assert 1 <= len(turns) < 10 and log.written == len(turns)
+    health = client.get("/health").get_json()
+    assert health["status"] == "degraded"
+    assert "full" in health["game_log"]["problem"]
+    log.close()
+
+
+def test_a_record_read_slowly_holds_no_statement_open(db):
+    """A game's record half read (a slow client downloading it): no statement stays open
+    between two lines, so a writer can checkpoint and reset the write-ahead log meanwhile;
+    the record read so is the same as read at once."""
+    log = GameLog(db)
+    bodies, end = game_bodies(seed=18)
+    assert len(bodies) > 2 * RECORD_PAGE
+    for b in bodies:
+        log.turn(_record(b))
+    log.end(end_record(parse_request(end), json.dumps(end).encode()))
+    assert log.flush()
+    log.close()
+    writer = connect(db, busy_timeout=0.05)
+    writer.execute("INSERT INTO meta VALUES ('probe-1', '')")   # the log is not empty
+    reader = connect_readonly(db)
+    game = find_game(reader, "game-18")
+    whole = list(record_lines(reader, game))
+    lines = record_lines(reader, game)
+    head = [next(lines) for _ in range(RECORD_PAGE + 3)]        # into the second page
+    writer.execute("INSERT INTO meta VALUES ('probe-2', '')")
+    busy, _, _ = writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    assert busy == 0 and Path(f"{db}-wal").stat().st_size == 0
+    assert head + list(lines) == whole
+    assert json.loads(whole[-2])["turn"] == end["turn"] - 1 and "isDraw" in whole[-1]
+
+
+def test_dropped_start_and_end_records_count_in_the_metric(db):
+    """nuppeppou_game_log_dropped_total counts every record the queue refused: /start's
+    and /end's as well as the turns'."""
+    from prometheus_client import REGISTRY
+
+    class Refusing(GameLog):
+        def _put(self, item):
+            self.dropped += 1
+            return False
+
+    log = Refusing(db)
+    client = create_app(network=None, strategy="floodfill", game_log=log).test_client()
+    before = REGISTRY.get_sample_value("nuppeppou_game_log_dropped_total") or 0.0
+    bodies, end = game_bodies(seed=19)
+    play_through(client, bodies[:2], end)
+    after = REGISTRY.get_sample_value("nuppeppou_game_log_dropped_total")
+    assert after - before == log.dropped == 4          # /start, two /move, /end
 
 
 def test_abandoned_when_no_end_comes(db):

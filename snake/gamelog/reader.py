@@ -17,6 +17,9 @@ from ..board import RequestError, parse_request
 from ..rules import final_turn_at_end
 from .store import decompress
 
+#: Bodies :func:`record_lines` reads per query (a body is at most the request size limit).
+RECORD_PAGE = 8
+
 _GAME_COLUMNS = ("game_id, you_id, you_name, origin, started_at, last_seen, ended_at, ruleset, "
                  "map, width, height, timeout, source, snakes, turns, final_turn, result")
 
@@ -201,7 +204,8 @@ def record_lines(conn: sqlite3.Connection, game: GameRow,
     newlines, one stored body at a time: the ``game`` object, every body we received
     (:func:`as_recorded`), the final body from ``/end`` as the final turn, and a result line
     read off the final board. Nothing when no body was recorded; :class:`RecordTooLarge` once the bodies
-    pass ``max_bytes``."""
+    pass ``max_bytes``. The bodies are read :data:`RECORD_PAGE` at a time, each page a
+    short query: between two lines no statement is open on ``conn``."""
     total = 0
     last: dict[str, Any] | None = None
 
@@ -222,13 +226,23 @@ def record_lines(conn: sqlite3.Connection, game: GameRow,
             raise ReplayError(f"game {game.game_id}: a stored body is not a request body")
         return as_recorded(body)
 
-    for (blob,) in conn.execute("SELECT body FROM turns WHERE game_id = ? AND you_id = ? "
-                                "ORDER BY turn", (game.game_id, game.you_id)):
-        body = read(blob)
-        if last is None:
-            yield json.dumps(body["game"])
-        yield json.dumps(body)
-        last = body
+    after = -(1 << 63)               # below any turn SQLite can hold
+    while True:
+        # A page at a time, each a query of its own run to its end: no statement, and so no
+        # read snapshot pinning the write-ahead log, stays open while a consumer (a slow
+        # client downloading the record) holds the lines.
+        page = conn.execute("SELECT turn, body FROM turns WHERE game_id = ? AND you_id = ? "
+                            "AND turn > ? ORDER BY turn LIMIT ?",
+                            (game.game_id, game.you_id, after, RECORD_PAGE)).fetchall()
+        for turn, blob in page:
+            body = read(blob)
+            if last is None:
+                yield json.dumps(body["game"])
+            yield json.dumps(body)
+            last = body
+            after = turn
+        if len(page) < RECORD_PAGE:
+            break
     final = conn.execute("SELECT final_body FROM games WHERE game_id = ? AND you_id = ?",
                          (game.game_id, game.you_id)).fetchone()
     if final is not None and final[0] is not None:

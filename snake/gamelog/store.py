@@ -13,14 +13,21 @@ Schema (version :data:`SCHEMA_VERSION`, in ``meta``):
            search's time, the answer's time from arrival, the engine's reported latency of
            the previous answer, and the reasons (JSON of the decision).
 
-Writing (:class:`GameLog`): requests put records on a bounded queue and return at once; a
-full queue drops the record and counts it (``dropped``), it never delays an answer. One
-writer thread per process (started on first use, so again in each forked worker) commits
-them in batches. Several processes write the same file: SQLite serialises the writers
-(WAL, a busy timeout on the writer's connection only). A kill -9 loses at most what was
-still queued; WAL keeps the file readable. Retention: past ``max_games`` games or
-``max_mb`` megabytes the oldest games are deleted and the space returned (incremental
-vacuum).
+Writing (:class:`GameLog`): requests put records on a queue bounded in records and in
+bytes of bodies, and return at once; a full queue drops the record and counts it
+(``dropped``), it never delays an answer. One writer thread per process (started on first
+use, so again in each forked worker) commits them in batches. Several processes write the
+same file: SQLite serialises the writers (WAL, a busy timeout on the writer's connection
+only). What cannot be written yet is kept and tried again after a backoff (the queue
+bounds it): a file that cannot be opened, a lock held past the busy timeout. A batch
+undone by an error of the file (disk full, I/O) is written again a record at a time, so
+only the records that cannot be written are lost. While records cannot be written,
+:attr:`GameLog.problem` says why (``/health``: degraded). A file deleted or replaced under
+the writer is noticed (its path names another inode) and opened again. A kill -9 loses at
+most what was still queued; WAL keeps the file readable. Retention: past ``max_games``
+games or ``max_mb`` megabytes the oldest games are deleted, and their pages given back to
+the filesystem (incremental vacuum, a few hundred pages per transaction, so that the
+other workers' writers wait little).
 """
 
 from __future__ import annotations
@@ -52,6 +59,18 @@ DEFAULT_QUEUE = 4096
 MAINTAIN_EVERY = 30.0
 #: Seconds a writer waits after writing a batch, so that records are written in batches.
 WRITE_EVERY = 0.25
+#: Bodies (bytes, in megabytes) a process may hold queued for its writer, besides the count.
+DEFAULT_QUEUE_MB = 64.0
+#: Records a writer commits in one transaction at most.
+BATCH = 1024
+#: Seconds a writer's statement waits for another's lock before it fails (and is retried).
+BUSY_TIMEOUT = 10.0
+#: Seconds a writer waits before it tries again after a failure, doubling up to RETRY_MAX.
+RETRY_MIN = 0.5
+RETRY_MAX = 30.0
+#: Free pages given back per transaction, and at most per maintenance pass (4 KB pages).
+VACUUM_CHUNK = 256
+VACUUM_PASS = 16_384
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -238,7 +257,8 @@ def mark_abandoned(conn: sqlite3.Connection, now: float, after: float = ABANDON_
 
 def enforce_retention(conn: sqlite3.Connection, max_games: int, max_mb: float) -> int:
     """Delete the oldest games (and their turns) past ``max_games`` or ``max_mb`` of data;
-    returns how many were deleted."""
+    returns how many were deleted. Their pages stay in the file, free, until
+    :func:`give_back_free_pages`."""
     deleted = 0
     excess = conn.execute("SELECT count(*) FROM games").fetchone()[0] - max_games
     if excess > 0:
@@ -251,8 +271,6 @@ def enforce_retention(conn: sqlite3.Connection, max_games: int, max_mb: float) -
         if used <= max_mb * 1024 * 1024 or games <= 1:
             break
         deleted += _delete_oldest(conn, max(1, games // 10))
-    if deleted:
-        conn.execute("PRAGMA incremental_vacuum")
     return deleted
 
 
@@ -267,6 +285,59 @@ def _delete_oldest(conn: sqlite3.Connection, count: int) -> int:
     return len(rows)
 
 
+def give_back_free_pages(conn: sqlite3.Connection, max_pages: int | None = None,
+                         chunk: int | None = None) -> int:
+    """Return the file's free pages to the filesystem (incremental vacuum), ``chunk``
+    (:data:`VACUUM_CHUNK`) pages per transaction, until none is left or ``max_pages`` were
+    returned; returns how many were. (The file shrinks at the next checkpoint, as it is in
+    WAL mode.)"""
+    chunk = chunk or VACUUM_CHUNK
+    returned = 0
+    while max_pages is None or returned < max_pages:
+        free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+        if free == 0:
+            break
+        step = min(chunk, free) if max_pages is None else min(chunk, free, max_pages - returned)
+        # Each page is one step of the pragma, and execute() steps a statement once: run
+        # through executescript, which steps it to the end. A chunk is its own transaction,
+        # so another process's writer waits for one chunk at most, never the whole vacuum.
+        conn.executescript(f"BEGIN IMMEDIATE; PRAGMA incremental_vacuum({int(step)}); COMMIT;")
+        left = conn.execute("PRAGMA freelist_count").fetchone()[0]
+        if left >= free:
+            break               # not an incremental auto-vacuum file (made before it was set)
+        returned += free - left
+    return returned
+
+
+def _sqlite_code(exc: BaseException) -> int | None:
+    """The primary SQLite result code of an error (``None``: not an SQLite error)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None
+
+
+#: Errors of the file, not of a record: SQLite may have undone the whole transaction.
+_FILE_ERRORS = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_NOMEM,
+                sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY,
+                sqlite3.SQLITE_NOTADB)
+
+
+def _is_busy(exc: BaseException) -> bool:
+    """An error that goes away when another connection lets go of the file's lock."""
+    return (_sqlite_code(exc) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+            or (isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)))
+
+
+def _file_id(path: Path) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
+
+
+def _body_bytes(item: tuple) -> int:
+    """The bytes a queued record holds in bodies (what the queue's byte bound counts: the
+    rest of a record, an ``/end``'s parsed body included, grows with it)."""
+    return len(item[1].body) if item[0] in ("turn", "end") else 0
+
+
 _STOP = object()
 
 
@@ -274,22 +345,36 @@ class GameLog:
     """The service's game log (see the module docstring). ``path`` is the SQLite file."""
 
     def __init__(self, path: str | Path, *, queue_size: int = DEFAULT_QUEUE,
+                 queue_mb: float = DEFAULT_QUEUE_MB,
                  max_games: int = DEFAULT_MAX_GAMES, max_mb: float = DEFAULT_MAX_MB,
                  abandon_after: float = ABANDON_AFTER, maintain_every: float = MAINTAIN_EVERY,
-                 write_every: float = WRITE_EVERY):
+                 write_every: float = WRITE_EVERY, busy_timeout: float = BUSY_TIMEOUT,
+                 retry_min: float = RETRY_MIN, retry_max: float = RETRY_MAX):
         self.path = Path(path)
         self.queue_size = queue_size
+        self.queue_bytes = int(queue_mb * 1024 * 1024)
         self.max_games = max_games
         self.max_mb = max_mb
         self.abandon_after = abandon_after
         self.maintain_every = maintain_every
         self.write_every = write_every
-        self.dropped = 0            # records dropped on a full queue, this process
+        self.busy_timeout = busy_timeout
+        self.retry_min = retry_min
+        self.retry_max = max(retry_min, retry_max)
+        self.dropped = 0            # records refused by a full queue (count or bytes), this process
         self.written = 0            # records committed, this process
-        self.errors = 0             # batches or records not written, writer restarts, this process
+        # failures, this process: attempts to open or write that failed (they are tried
+        # again), records not written, maintenance passes failed, writer restarts
+        self.errors = 0
         self._lock = threading.Lock()
         self._pid: int | None = None
         self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
+        self._queued_bytes = 0      # bodies queued or in the writer's hands, not yet done
+        self._bytes_lock = threading.Lock()
+        self._pending: list = []    # records the writer took off the queue, not yet done
+        self._problem: str | None = None
+        self._file: tuple[int, int] | None = None   # the open file's device and inode
+        self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._closed = False        # closed on purpose: a stopped writer is not restarted
 
@@ -305,15 +390,34 @@ class GameLog:
         return self._put(("end", record))
 
     def queue_depth(self) -> int:
-        return self._queue.qsize() if self._pid == os.getpid() else 0
+        if self._pid != os.getpid():
+            return 0
+        return self._queue.qsize() + len(self._pending)
+
+    @property
+    def problem(self) -> str | None:
+        """Why this process's records cannot be written now (``None``: nothing known wrong);
+        no file path in it, as ``/health`` shows it."""
+        return self._problem if self._pid == os.getpid() else None
 
     def _put(self, item: tuple) -> bool:
+        """Queue a record; ``False`` (and counted as dropped) when the queue is full, in
+        records or in bytes of bodies: a writer that is held up never costs the requests
+        time, nor the worker more memory than the queue's bounds."""
         self._ensure_writer()
+        size = _body_bytes(item)
+        with self._bytes_lock:
+            if self._queued_bytes + size > self.queue_bytes:
+                self.dropped += 1
+                return False
+            self._queued_bytes += size
         try:
             self._queue.put_nowait(item)
             return True
         except queue.Full:
-            self.dropped += 1
+            with self._bytes_lock:
+                self._queued_bytes -= size
+                self.dropped += 1
             return False
 
     def writer_alive(self) -> bool:
@@ -326,7 +430,8 @@ class GameLog:
         with self._lock:
             if self._pid == os.getpid() and self._thread is not None:
                 if not self._thread.is_alive() and not self._closed:
-                    # It died (a bug); what it had queued is still there: start another.
+                    # It died (a bug); what it had queued or in hand is still there: start
+                    # another.
                     self.errors += 1
                     log.error("game log: the writer thread had stopped; starting another")
                     self._thread = threading.Thread(target=self._run, name="game-log",
@@ -335,6 +440,11 @@ class GameLog:
                 return
             # A new process (a forked worker): the parent's queue and thread are not ours.
             self._queue = queue.Queue(maxsize=self.queue_size)
+            self._bytes_lock = threading.Lock()
+            self._queued_bytes = 0
+            self._pending = []
+            self._problem = None
+            self._stopping = threading.Event()
             self.dropped = self.written = self.errors = 0
             self._thread = threading.Thread(target=self._run, name="game-log", daemon=True)
             self._pid = os.getpid()
@@ -346,83 +456,234 @@ class GameLog:
     # -- the writer thread ----------------------------------------------------------------
 
     def _run(self) -> None:
-        try:
-            conn = connect(self.path)
-        except sqlite3.Error:
-            log.exception("game log %s cannot be opened: nothing will be recorded", self.path)
-            conn = None
+        conn: sqlite3.Connection | None = None
+        delay = 0.0                 # after a failure: seconds before trying again (doubling)
         next_maintenance = time.monotonic()
+        stopping = False
         while True:
-            try:
-                item = self._queue.get(timeout=self.maintain_every)
-            except queue.Empty:
-                item = None
-            batch = [] if item is None else [item]
-            while len(batch) < 1024:
-                try:
-                    batch.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            stop = any(b is _STOP for b in batch)
-            work = [b for b in batch if b is not _STOP]
-            if conn is None and work:
-                self.errors += 1           # the file could not be opened: not written
-            if conn is not None and work:
-                try:
-                    conn.execute("BEGIN IMMEDIATE")
-                    written = 0
-                    for b in work:
-                        # One record that cannot be written (whatever the reason) is
-                        # dropped alone; the batch and the writer go on.
-                        conn.execute("SAVEPOINT record")
-                        try:
-                            if b[0] == "turn":
-                                write_turn(conn, b[1])
-                            elif b[0] == "end":
-                                write_end(conn, b[1])
-                            else:
-                                _upsert_game(conn, b[1], b[2])
-                            written += 1
-                        except Exception:
-                            self.errors += 1
-                            log.exception("game log: a %s record not written", b[0])
-                            conn.execute("ROLLBACK TO record")
-                        conn.execute("RELEASE record")
-                    conn.execute("COMMIT")
-                    self.written += written
-                except Exception:
-                    self.errors += 1
-                    log.exception("game log: %d records not written", len(work))
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-            for _ in batch:
-                self._queue.task_done()
-            if work and not stop:
-                # Wake a few times a second, not once per record: every wake-up takes the
-                # GIL from a request thread, and under load those hand-overs cost latency.
-                time.sleep(self.write_every)
-            if conn is not None and time.monotonic() >= next_maintenance:
-                next_maintenance = time.monotonic() + self.maintain_every
-                try:
-                    self.maintain(conn)
-                except Exception:
-                    self.errors += 1
-                    log.exception("game log: maintenance failed")
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-            if stop:
+            if delay > 0 and not stopping:
+                self._stopping.wait(delay)      # a backoff that close() cuts short
+                wait = 0.0
+            elif conn is None:
+                wait = 0.0
+            else:
+                wait = max(0.0, next_maintenance - time.monotonic())
+            stopping = self._take(wait) or self._stopping.is_set() or stopping
+            maintenance_due = time.monotonic() >= next_maintenance
+            if conn is not None and (self._pending or maintenance_due) and self._moved():
+                # Deleted or replaced under us: what we wrote since went to a file no one
+                # will read. (Closing is safe: SQLite neither checkpoints nor deletes the
+                # -wal and -shm files by name when the database has moved.)
+                log.error("game log %s: the file was deleted or replaced; opening it again",
+                          self.path)
+                conn.close()
+                conn = None
+            if conn is None:
+                conn = self._open()
+            failed = conn is None
+            if conn is not None and self._pending:
+                failed = not self._write(conn)
+                if not failed and not stopping:
+                    # Wake a few times a second, not once per record: every wake-up takes
+                    # the GIL from a request thread, and under load those hand-overs cost
+                    # latency.
+                    self._stopping.wait(self.write_every)
+            if (conn is not None and not failed and not stopping
+                    and time.monotonic() >= next_maintenance):
+                more = self._maintain_safely(conn)
+                # more free pages to give back: soon, between batches, not all at once
+                next_maintenance = time.monotonic() + (
+                    self.write_every if more else self.maintain_every)
+            delay = min(max(delay * 2, self.retry_min), self.retry_max) if failed else 0.0
+            if stopping and (failed or (not self._pending and self._queue.empty())):
+                self._give_up()
                 if conn is not None:
                     conn.close()
                 return
 
-    def maintain(self, conn: sqlite3.Connection) -> None:
+    def _take(self, wait: float) -> bool:
+        """Top the records in hand up to a batch from the queue, waiting up to ``wait``
+        seconds for one when there are none; whether a stop was asked."""
+        stop = False
+        first = not self._pending and wait > 0
+        while len(self._pending) < BATCH:
+            try:
+                item = self._queue.get(timeout=wait) if first else self._queue.get_nowait()
+            except queue.Empty:
+                break
+            first = False
+            if item is _STOP:
+                self._queue.task_done()
+                stop = True
+            else:
+                self._pending.append(item)
+        return stop
+
+    def _open(self) -> sqlite3.Connection | None:
+        """The writer's connection, or ``None`` (the file cannot be opened now: tried again
+        after a backoff, the records kept meanwhile)."""
+        conn = None
+        try:
+            conn = connect(self.path, busy_timeout=self.busy_timeout)
+            self._file = _file_id(self.path)
+        except (sqlite3.Error, OSError) as exc:
+            if conn is not None:
+                conn.close()
+            self.errors += 1
+            if self._problem is None:       # once, not at every attempt
+                log.error("game log %s cannot be opened (%s): trying again, the records "
+                          "kept meanwhile", self.path, exc)
+            self._problem = ("the file is locked by another connection" if _is_busy(exc)
+                             else "the file cannot be opened")
+            return None
+        if self._problem is not None:
+            log.warning("game log %s opened at last; writing the records kept", self.path)
+            self._problem = None
+        return conn
+
+    def _moved(self) -> bool:
+        """Whether the path no longer names the file the writer has open."""
+        try:
+            return _file_id(self.path) != self._file
+        except OSError:
+            return True
+
+    def _write(self, conn: sqlite3.Connection) -> bool:
+        """Write the records in hand in one transaction (after an error that undid it, one
+        at a time); what is written or cannot be is done with. ``False`` when the file was
+        locked past the busy timeout: what is left is kept, to be tried again."""
+        batch = list(self._pending)
+        dropped: list[tuple] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for item in batch:
+                # One record that cannot be written (whatever the reason) is dropped
+                # alone; the batch and the writer go on.
+                conn.execute("SAVEPOINT record")
+                try:
+                    self._write_record(conn, item)
+                except Exception as exc:
+                    if (_is_busy(exc) or _sqlite_code(exc) in _FILE_ERRORS
+                            or not conn.in_transaction):
+                        # the lock, or the file's trouble (disk full, I/O), which may
+                        # have undone the whole transaction: not this record's fault
+                        raise
+                    self.errors += 1
+                    dropped.append(item)
+                    log.exception("game log: a %s record not written", item[0])
+                    conn.execute("ROLLBACK TO record")
+                conn.execute("RELEASE record")
+            conn.execute("COMMIT")
+        except Exception as exc:
+            self._rollback(conn)
+            self.errors += 1
+            if _is_busy(exc):
+                if self._problem is None:
+                    log.error("game log %s: locked by another connection past %g s; %d "
+                              "records kept, to be tried again", self.path,
+                              self.busy_timeout, len(batch))
+                self._problem = "the file is locked by another connection"
+                return False
+            log.warning("game log: a batch of %d records failed (%s); writing them one "
+                        "at a time", len(batch), exc)
+            return self._write_each(conn)
+        self.written += len(batch) - len(dropped)
+        self._problem = None
+        self._done(len(batch))
+        return True
+
+    def _write_each(self, conn: sqlite3.Connection) -> bool:
+        """Write the records in hand one transaction each, so that only those that cannot
+        be written are lost; ``False`` when the file was locked (the rest is kept)."""
+        problem = None
+        lost = 0
+        while self._pending:
+            item = self._pending[0]
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                self._write_record(conn, item)
+                conn.execute("COMMIT")
+            except Exception as exc:
+                self._rollback(conn)
+                self.errors += 1
+                if _is_busy(exc):
+                    self._problem = "the file is locked by another connection"
+                    return False
+                if not lost:                    # one line per batch, not one per record
+                    log.error("game log: a %s record not written (%s)", item[0], exc)
+                lost += 1
+                if _sqlite_code(exc) in _FILE_ERRORS:   # the file's trouble, not the record's
+                    problem = f"records cannot be written ({exc})"
+            else:
+                self.written += 1
+            self._done(1)
+        if lost:
+            log.error("game log: %d records of the batch not written", lost)
+        self._problem = problem
+        return True
+
+    def _write_record(self, conn: sqlite3.Connection, item: tuple) -> None:
+        if item[0] == "turn":
+            write_turn(conn, item[1])
+        elif item[0] == "end":
+            write_end(conn, item[1])
+        else:
+            _upsert_game(conn, item[1], item[2])
+
+    @staticmethod
+    def _rollback(conn: sqlite3.Connection) -> None:
+        if conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                log.exception("game log: rollback failed")
+
+    def _done(self, count: int) -> None:
+        """The first ``count`` records in hand are written or lost: free their place."""
+        items = self._pending[:count]
+        del self._pending[:count]
+        with self._bytes_lock:
+            self._queued_bytes -= sum(_body_bytes(item) for item in items)
+        for _ in items:
+            self._queue.task_done()
+
+    def _give_up(self) -> None:
+        """On stop, what could not be written in time is lost (counted)."""
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is _STOP:
+                self._queue.task_done()
+            else:
+                self._pending.append(item)
+        if self._pending:
+            self.errors += len(self._pending)
+            log.error("game log: %d records not written at shutdown", len(self._pending))
+            self._done(len(self._pending))
+
+    def _maintain_safely(self, conn: sqlite3.Connection) -> bool:
+        try:
+            return self.maintain(conn)
+        except Exception:
+            self.errors += 1
+            log.exception("game log: maintenance failed")
+            self._rollback(conn)
+            return False
+
+    def maintain(self, conn: sqlite3.Connection) -> bool:
+        """Mark abandoned games, enforce retention, and give back up to
+        :data:`VACUUM_PASS` free pages; whether free pages are left for the next pass."""
         mark_abandoned(conn, time.time(), self.abandon_after)
         enforce_retention(conn, self.max_games, self.max_mb)
+        give_back_free_pages(conn, VACUUM_PASS, VACUUM_CHUNK)
+        return conn.execute("PRAGMA freelist_count").fetchone()[0] > 0
 
     # -- for tests and shutdown -----------------------------------------------------------
 
     def flush(self, timeout: float = 10.0) -> bool:
-        """Wait until everything queued so far is written (or ``timeout`` seconds)."""
+        """Wait until everything queued so far is written or lost (or ``timeout`` seconds)."""
         if self._pid != os.getpid():
             return True
         deadline = time.monotonic() + timeout
@@ -433,13 +694,16 @@ class GameLog:
         return True
 
     def close(self, timeout: float = 5.0) -> None:
+        """Stop the writer after one last try at what is queued (what it cannot write then
+        is lost)."""
         if self._pid != os.getpid() or self._thread is None:
             return
         self._closed = True
+        self._stopping.set()
         try:
-            self._queue.put(_STOP, timeout=timeout)
+            self._queue.put_nowait(_STOP)     # wakes a writer waiting for records
         except queue.Full:
-            return
+            pass                              # then it is not waiting: it sees the event
         self._thread.join(timeout)
         self._pid = None
 
