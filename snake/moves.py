@@ -30,12 +30,11 @@ and never advances the game.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 
 from .board import GameState, Point, Snake
-from .rules import (BODY, MOVES, NECK, WALL, dies_of_health, fatal_reason, next_square,
-                    obstacles_after_move, removed_before_collisions)
+from .rules import (BODY, MOVES, NECK, WALL, HazardCopies, dies_of_health, fatal_reason,
+                    next_square, obstacles_after_move, removed_before_collisions)
 
 __all__ = ["MoveFilter", "filter_moves", "NECK", "WALL", "BODY", "HEALTH", "RISKY", "DEAD"]
 
@@ -66,7 +65,7 @@ def filter_moves(state: GameState, you: Snake) -> MoveFilter:
 
     board = state.board
     obstacles = obstacles_after_move(state, you)
-    copies = Counter(board.hazards)
+    copies = HazardCopies(board.hazards)
     # a snake the rules remove before collisions (it starves whatever it plays) meets no one
     threats = [
         s for s in board.snakes

@@ -13,9 +13,9 @@ feeds one.
 """
 
 from .geometry import DELTAS, MOVES, distance, last_move, neighbour_table, next_square, step
-from .occupancy import (BODY, NECK, NEVER, WALL, candidate_moves, dies_of_health, fatal_reason,
-                        obstacles_after_move, passes_through, removed_before_collisions,
-                        segments_after_move, turns_until_vacated)
+from .occupancy import (BODY, NECK, NEVER, WALL, HazardCopies, candidate_moves, dies_of_health,
+                        fatal_reason, obstacles_after_move, passes_through,
+                        removed_before_collisions, segments_after_move, turns_until_vacated)
 from .results import END_AFTER_FINAL, final_turn_at_end, finished_at_end, outcome, outcome_at_end
 from .stages import (BODY_COLLISION, GAME_OVER, HAZARD, HEAD_COLLISION, MAX_HEALTH,
                      OUT_OF_HEALTH, SELF_COLLISION, SQUAD_ELIMINATED, STAGES, WALL_COLLISION,
@@ -25,7 +25,7 @@ __all__ = [
     "DELTAS", "MOVES", "distance", "last_move", "neighbour_table", "next_square", "step",
     "BODY", "NECK", "NEVER", "WALL", "candidate_moves", "fatal_reason", "obstacles_after_move",
     "passes_through", "segments_after_move", "turns_until_vacated", "dies_of_health",
-    "removed_before_collisions",
+    "removed_before_collisions", "HazardCopies",
     "outcome",
     "outcome_at_end", "final_turn_at_end", "finished_at_end", "END_AFTER_FINAL",
     "BODY_COLLISION", "GAME_OVER", "HAZARD", "HEAD_COLLISION", "MAX_HEALTH", "OUT_OF_HEALTH",

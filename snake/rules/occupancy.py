@@ -63,13 +63,22 @@ def passes_through(ruleset: Ruleset, snake: Snake, other: Snake) -> bool:
     return ruleset.squad and ruleset.settings.allow_body_collisions and snake.is_squadmate(other)
 
 
+class HazardCopies(Counter):
+    """The hazards counted by square (stacked copies each deal the damage), and the most
+    copies on any one square (:attr:`most`), counted once for a position."""
+
+    def __init__(self, hazards: Sequence[Point] = ()) -> None:
+        super().__init__(hazards)
+        self.most = max(self.values(), default=0)
+
+
 def dies_of_health(state: GameState, snake: Snake, square: Point,
                    copies: Mapping[Point, int] | None = None) -> bool:
     """Whether ``snake`` moving onto ``square`` is eliminated by health this turn: its
     health less 1, and less the hazard damage once per copy of ``square`` in the hazards
     when it holds no food, reaches 0, and there is no food there (SPEC §2). Never in the
     constrictor rulesets, where every snake is fed every turn. ``copies``: the hazards
-    counted by square, when the caller has them (``Counter(board.hazards)``)."""
+    counted by square, when the caller has them (:class:`HazardCopies`)."""
     board = state.board
     if state.game.ruleset.constrictor or square in board.food:
         return False
@@ -79,7 +88,7 @@ def dies_of_health(state: GameState, snake: Snake, square: Point,
 
 
 def removed_before_collisions(state: GameState, snake: Snake,
-                              copies: Mapping[Point, int] | None = None) -> bool:
+                              copies: HazardCopies | None = None) -> bool:
     """Whether ``snake`` is eliminated this turn whatever it plays, before the rules look
     for collisions: every one of its moves leaves the board or dies of health
     (:func:`dies_of_health`). Its body then blocks nothing this turn."""
@@ -87,9 +96,9 @@ def removed_before_collisions(state: GameState, snake: Snake,
     if snake.health > 1 and not board.hazards:
         return False                     # (the common case, at a glance)
     if copies is None:
-        copies = Counter(board.hazards)
+        copies = HazardCopies(board.hazards)
     damage = state.game.ruleset.settings.hazard_damage_per_turn
-    if snake.health > 1 + max(0, damage) * max(copies.values(), default=0):
+    if snake.health > 1 + max(0, damage) * copies.most:
         return False                     # no square can cost it all its health
     for move in MOVES:
         square = next_square(state, snake.head, move)
@@ -104,7 +113,7 @@ def obstacles_after_move(state: GameState, snake: Snake | None = None) -> set[Po
     A snake :func:`removed_before_collisions` occupies nothing."""
     ruleset = state.game.ruleset
     occupied: set[Point] = set()
-    copies = Counter(state.board.hazards) if state.board.hazards else None
+    copies = HazardCopies(state.board.hazards) if state.board.hazards else None
     for other in state.board.snakes:
         if other.eliminated_cause or (snake is not None and passes_through(ruleset, snake, other)):
             continue
