@@ -282,8 +282,10 @@ def _get(obj: Any, key: str, where: str, kind: type | tuple[type, ...], default:
                 raise RequestError(f"{path}: expected an integer")
             value = int(value)
         return value
-    if not isinstance(value, kind):
-        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in kinds):
+        # (true is no id: an int kind does not admit a bool)
+        names = "/".join(k.__name__ for k in kinds)
         raise RequestError(f"{path}: expected {names}")
     return value
 

@@ -124,6 +124,8 @@ def test_json_that_is_not_an_object(client, payload):
         "hazardDamagePerTurn", 10 ** 30), "game.ruleset.settings.hazardDamagePerTurn"),
     (lambda b: b["game"]["ruleset"].setdefault("settings", {}).setdefault("royale", {})
      .__setitem__("shrinkEveryNTurns", -10 ** 9), "game.ruleset.settings.royale.shrinkEveryNTurns"),
+    (lambda b: b["game"].__setitem__("id", True), "game.id"),          # true is no id
+    (lambda b: b["you"].__setitem__("id", False), "you.id"),
 ])
 def test_absurd_contents(client, mutate, field):
     body = body_of()
