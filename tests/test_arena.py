@@ -855,6 +855,19 @@ def test_the_place_of_a_winner_a_survivor_and_a_draw(capsys, tmp_path, board, mo
 
 
 
+def test_a_mean_place_interval_stays_within_the_places(capsys, tmp_path):
+    """Two games, placed first and second of three: Student's t on one degree of freedom
+    spans far more than the places can, and the interval is cut to 1 .. 3."""
+    from snake.arena.tally import main as tally
+    write_record(tmp_path / "game-00001.jsonl", THREE, {"A": "up", "B": "left", "C": "left"},
+                 winner="A", game_id="first")
+    write_record(tmp_path / "game-00002.jsonl", THREE, {"A": "up", "B": "up", "C": "down"},
+                 game_id="second")
+    assert tally([str(tmp_path), "--player", "mine"]) == 0
+    assert "mean place: 1.50 [1.00, 3.00] (1 is first, even play 2.00; 2 games with a place)" \
+        in capsys.readouterr().out
+
+
 def test_the_tally_follows_the_last_duel(capsys, tmp_path):
     """With three snakes, the games that came down to A and one other: in the first C falls
     and A outlasts B (A and B both 3 long: level), in the second C falls and A and B fall

@@ -131,9 +131,13 @@ def test_sprt_bounds_and_decisions():
     from snake.arena.stats import sprt_bounds, sprt_llr
     low, high = sprt_bounds(0.05, 0.05)
     assert abs(low + 2.944) < 1e-3 and abs(high - 2.944) < 1e-3
-    # a run of wins is evidence, but not after one game
+    # a run of wins is evidence, but not after one game, and not after a handful: the
+    # exact ratio (fishtest's) of 5 straight wins at [0, 100] is 1.23, 12 are needed
     assert 0 < sprt_llr(Score(1, 0, 0), 0, 50) < high
-    assert sprt_llr(Score(8, 0, 0), 0, 50) > high
+    assert abs(sprt_llr(Score(5, 0, 0), 0, 100) - 1.234) < 0.01
+    assert sprt_llr(Score(11, 0, 0), 0, 100) < high < sprt_llr(Score(12, 0, 0), 0, 100)
+    assert abs(sprt_llr(Score(0, 0, 5), 0, 100) + 1.643) < 0.01
+    assert sprt_llr(Score(23, 0, 0), 0, 50) > high
     # an even score speaks against a positive difference, more so the more games
     assert low < sprt_llr(Score(50, 0, 50), 0, 50) < 0
     assert sprt_llr(Score(200, 0, 200), 0, 50) < low
@@ -145,6 +149,7 @@ def test_sprt_bounds_and_decisions():
     assert sprt_llr(Score(0, 0, 0), 0, 50) == 0.0
     # the verdict: where the ratio stands against the bounds
     from snake.arena.stats import sprt_verdict
-    assert sprt_verdict(Score(8, 0, 0), 0, 50) == "H1"
+    assert sprt_verdict(Score(23, 0, 0), 0, 50) == "H1"
+    assert sprt_verdict(Score(8, 0, 0), 0, 50) == "undecided"
     assert sprt_verdict(Score(200, 0, 200), 0, 50) == "H0"
     assert sprt_verdict(Score(1, 0, 0), 0, 50) == sprt_verdict(Score(0, 0, 0), 0, 50) == "undecided"

@@ -104,9 +104,12 @@ class GameSummary:
 
     def content(self) -> tuple:
         """What the game's record says, without where it came from: two summaries with
-        one key (:func:`game_key`) and one content are the same game given twice."""
+        one key (:func:`game_key`) and one content are the same game given twice. Only
+        what the record shows counts, not what the tally derives by the rules (how it
+        died, whether it was trapped): a record tallied again after a change to the rules
+        code is still the same game."""
         # (NaN, no other snake alive, as None: NaN equals nothing, itself included)
-        return (self.outcome, self.turns, self.starved, self.seats, self.death, self.trapped,
+        return (self.outcome, self.turns, self.starved, self.seats,
                 tuple(sorted((t, (own, None if other != other else other))
                              for t, (own, other) in self.length_at.items()
                              if t in _CONTENT_TURNS)))
@@ -444,15 +447,17 @@ def report(name: str, games: list[GameSummary]) -> list[str]:
     turns = [g.turns for g in games]
     lines.append(f"  game length: median {statistics.median(turns):g} turns, "
                  f"range {min(turns)}-{max(turns)}")
-    # A death: a loss, or a draw it fell in (known from its health at death; lines from
-    # before the tally looked for that count their losses).
-    dead = [g for g in games if (g.health_at_death is not None if g.health_known
-                                 else g.outcome == "loss")]
+    # A death: a loss, or a draw it fell in (known from its health at death, or from how it
+    # died; lines from before the tally looked for either count their losses), the same
+    # deaths as "how it died" counts below.
+    dead = [g for g in games if g.death or (g.health_at_death is not None if g.health_known
+                                            else g.outcome == "loss")]
     starved = sum(g.starved for g in games)
     lines.append(f"  its deaths by starvation (health 1 on its last turn): {starved} of "
                  f"{len(dead)}")
-    healths = [g.health_at_death for g in dead if g.health_known]
-    unknown = sum(not g.health_known for g in dead)
+    healths = [g.health_at_death for g in dead
+               if g.health_known and g.health_at_death is not None]
+    unknown = len(dead) - len(healths)
     if healths:
         # a snake cornered while it ran for food died of hunger as much as one that starved
         weak = sum(h <= HUNGRY_DEATH for h in healths)
@@ -472,7 +477,9 @@ def report(name: str, games: list[GameSummary]) -> list[str]:
         interval = ""
         if len(places) > 1:
             half = t95(len(places) - 1) * statistics.stdev(places) / len(places) ** 0.5
-            interval = f" [{mean - half:.2f}, {mean + half:.2f}]"
+            # (no place lies outside 1 .. snakes: neither does its mean)
+            most = max(g.snakes for g in games if g.place is not None and g.snakes > 2)
+            interval = f" [{max(1.0, mean - half):.2f}, {min(float(most), mean + half):.2f}]"
         snakes = {g.snakes for g in games if g.place is not None and g.snakes > 2}
         even = f"even play {(snakes.pop() + 1) / 2:.2f}" if len(snakes) == 1 else "mixed sizes"
         counted = "1 game" if len(places) == 1 else f"{len(places)} games"
