@@ -99,8 +99,8 @@ def test_a_piece_must_not_split_a_start_between_seats(capsys, tmp_path):
 
 
 def test_the_gate_promotes_only_a_significant_win():
-    assert loop.decide(Score(40, 0, 5), [0, 30], 0.05, 0.05) == ("H1", True)
-    assert loop.decide(Score(5, 0, 40), [0, 30], 0.05, 0.05) == ("H0", False)
+    assert loop.decide(Score(45, 0, 5), [0, 30], 0.05, 0.05) == ("H1", True)
+    assert loop.decide(Score(5, 0, 45), [0, 30], 0.05, 0.05) == ("H0", False)
     assert loop.decide(Score(6, 1, 5), [0, 30], 0.05, 0.05) == ("undecided", False)
     # the cap came first, but the interval is wholly above one half
     assert loop.decide(Score(14, 0, 2), [100, 400], 0.01, 0.01) == ("undecided", True)
