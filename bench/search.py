@@ -8,7 +8,7 @@ played by a quick search (so the positions are ones a game really reaches). For 
 position, engine (compiled, Python) and evaluator (board control;
 with 4 snakes ``voronoi`` searches joint replies of the two nearest opponents within six
 moves, as ``search-joint`` does, and ``best`` the three nearest by best replies, as the
-default ``search`` does since 2026-11-24; in 1v1 the two are one search;
+default ``search`` does (its options read from the default's variant); in 1v1 the two are one search;
 with ``--network`` also the NNUE: a random network, 512x512 as shipped or ``--hidden``'s
 sizes, as no trained one is needed for speed, or the file ``--weights``; the compiled search
 also with board control and the network half and half, as ``search-blend``; with
@@ -47,7 +47,7 @@ import time
 
 from snake.board import MoveRequest
 from snake.rules import play_turn
-from snake.search.strategy import SearchStrategy
+from snake.search.strategy import VARIANTS, SearchStrategy
 from snake.setup import new_game
 
 
@@ -245,9 +245,10 @@ def main(argv: list[str] | None = None) -> None:
                                      if head is not None and head.covers(n_snakes) else [])
                                   + ([("compiled", "nnue"), ("compiled", "blend"),
                                       ("python", "nnue")] if network else [])):
-            # "best": the default's four-snake search (the three nearest opponents searched
-            # by best replies, board control by the grower's weights)
-            extra = (dict(replies="best", max_opponents=3, reach=None, multi_style="grower")
+            # "best": the default's four-snake search, as the default is (the three nearest
+            # opponents searched by best replies, board control by its multi-snake weights)
+            extra = ({k: VARIANTS["search"][k]
+                      for k in ("replies", "max_opponents", "reach", "multi_style")}
                      if evaluator == "best" else {})
             if evaluator == "head":     # the head's own style, so that it is the one used
                 extra = dict(value_head=args.value_head, style=head.style, multi_style=None)

@@ -10,10 +10,10 @@ replays recorded games as the engine would send them (``/start``, one ``/move`` 
 The last line reads ``server: p50 X ms, p99 Y ms at 32 games`` for the service's default
 strategy (``search``, which thinks until ``timeout - margin``: its latency is by design
 close to 350 ms at the default 500 ms timeout). The games are played beforehand by flood-fill snakes with the rules engine.
-No network has been trained yet, so unless ``--weights`` is given the benchmark writes a
+Unless ``--weights`` is given (the shipped ``weights/nnue.npz``, say) the benchmark writes a
 random full-size network (63720 -> 512 -> 512 -> 4, quantised like a real weight file) to
 a temporary directory and points the service at it with ``NUPPEPPOU_WEIGHTS``: the NNUE
-path is what gets measured.
+path costs the same whatever its weights.
 
 Options: ``--workers`` / ``--threads`` (default: gunicorn.conf.py's), ``--strategies``,
 ``--games`` (per board), ``--turns`` (cap per game), ``--concurrency`` (32; 0 skips the
@@ -23,8 +23,9 @@ search's margin with ``NUPPEPPOU_ADAPTIVE_MARGIN`` off, then on, over the same g
 the engine does, each ``/move`` reports in ``latency`` how long the client waited for the
 previous answer (the timeout when it was late), which is what the adaptive margin reads.
 
-Under load it also counts how the moves were answered (from the service's DEBUG log): by
-a search, and at what depth (median, lowest), or by a fallback (the seed step).
+Under load it also counts how the moves were answered (from the service's DEBUG log, the
+one setting that differs from the service as shipped: a line per move): by a search, and at
+what depth (median, lowest), or by a fallback (the seed step).
 
 The service runs as shipped, with its game log (``NUPPEPPOU_GAME_LOG``, here a file in a
 temporary directory) and metrics on (``--no-game-log`` turns the log off, to compare): after
@@ -196,7 +197,7 @@ class Server:
         per = size / max(recorded, 1) * 1000 / 1024
         return (f"game log: {recorded} turns recorded of {answered} answered, "
                 f"{dropped:.0f} dropped; {risky:.0f} answers within 50 ms of the timeout; "
-                f"{size / 1024 / 1024:.1f} MB, {per:.0f} kB per 1,000 turns")
+                f"{size / 1024 / 1024:.1f} MiB, {per:.0f} KiB per 1,000 turns")
 
     def stop(self) -> None:
         self.proc.terminate()
