@@ -664,6 +664,27 @@ def test_the_tally_compares_lengths_in_wins_and_in_losses(capsys, tmp_path):
     assert tally([str(tmp_path / "bad.jsonl")]) != 0
 
 
+def test_the_tally_pools_only_the_tags_asked_for(capsys, tmp_path):
+    """A ledger played by two versions: --tags counts the lines of those named."""
+    from snake.arena.tally import main as tally
+    ledger = tmp_path / "ledger.jsonl"
+    for n, (moves, winner, tag) in enumerate(
+            [({"A": "up", "B": "left", "C": "left"}, "A", "main@old"),
+             ({"A": "up", "B": "up", "C": "down"}, "B", "main@new")]):
+        folder = tmp_path / f"piece-{n}"
+        folder.mkdir()
+        write_record(folder / "game-00001.jsonl", THREE, moves, winner=winner, game_id=f"g{n}")
+        assert tally([str(folder), "--player", "mine", "--ledger", str(ledger), "--tag", tag]) == 0
+    capsys.readouterr()
+    assert tally([str(ledger), "--tags", "main@new"]) == 0
+    out = capsys.readouterr().out
+    assert "mine: 1 games, +0 =0 -1" in out and "played by: main@new (1)" in out
+    assert tally([str(ledger), "--tags", "main@old,main@new"]) == 0
+    assert "mine: 2 games, +1 =0 -1" in capsys.readouterr().out
+    assert tally([str(ledger), "--tags", "main@other"]) == 1
+    assert tally([str(tmp_path / "piece-0"), "--ledger", str(ledger), "--tags", "x"]) == 2
+
+
 def test_tally_without_records_says_so(capsys, tmp_path):
     from snake.arena.tally import main as tally
     assert tally([str(tmp_path)]) == 1

@@ -10,7 +10,8 @@ the tally needs of each game in one short JSON line (``GameSummary``), so eviden
 over many sessions and machines adds up in a file small enough to commit
 (``docs/evidence/``). ``--ledger FILE`` adds the summaries of the given records to FILE
 (a game already in it, by game id, is not added twice; ``--tag`` labels the new lines,
-say with the commit that played them), and a ledger is itself an input:
+say with the commit that played them), and a ledger is itself an input (``--tags A,B``
+counts only its lines of those tags: versions that play alike, pooled):
 
     python -m snake.arena.tally runs/piece-7 --ledger docs/evidence/duel.jsonl --tag main@abc123
     python -m snake.arena.tally docs/evidence/duel.jsonl
@@ -573,7 +574,15 @@ def main(argv: list[str] | None = None) -> int:
                              "(games already in it are not added twice)")
     parser.add_argument("--tag", default="",
                         help="label of the lines --ledger adds (say, the commit that played)")
+    parser.add_argument("--tags", default="", metavar="TAG,TAG",
+                        help="count only ledger lines with one of these tags (the versions "
+                             "that play alike: pool only those)")
     args = parser.parse_args(argv)
+    chosen_tags = {t.strip() for t in args.tags.split(",") if t.strip()}
+    if chosen_tags and args.ledger is not None:
+        print("--tags chooses among ledger lines; it does not go with --ledger",
+              file=sys.stderr)
+        return 2
     files = record_files(args.paths)
     if not files:
         print("no game records found", file=sys.stderr)
@@ -591,6 +600,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"not a ledger: {exc}", file=sys.stderr)
                 return 1
             rows = [(n, s) for n, s in rows if not args.player or n == args.player]
+            if chosen_tags:
+                rows = [(n, s) for n, s in rows if s.tag in chosen_tags]
         else:
             try:
                 if path.parent not in runs:
