@@ -47,7 +47,7 @@ from snake import __version__  # noqa: E402
 from snake.board import MoveRequest, RequestError, parse_request  # noqa: E402
 from snake.rules import MOVES  # noqa: E402
 from snake.sessions import DEFAULT_IDLE_LIMIT, SessionManager  # noqa: E402
-from snake import metrics  # noqa: E402
+from snake import arrival, metrics  # noqa: E402
 from snake.dashboard import game_view, games_view  # noqa: E402
 from snake.gamelog.reader import GameFilter  # noqa: E402
 from snake.dashboard.access import COOKIE, check as check_access  # noqa: E402
@@ -243,6 +243,9 @@ def create_app(
     @app.post("/move")
     def move():
         began = time.perf_counter()
+        waiting = arrival.take()        # since its connection waited for a thread (gunicorn)
+        if waiting is not None and waiting < began:
+            began = waiting
         raw, game = parsed()
         game.received = began
         try:

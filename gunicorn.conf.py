@@ -56,7 +56,34 @@ workers = int(os.environ.get("NUPPEPPOU_WORKERS", "2"))
 # given.
 _CORES_GIVEN = bool(os.environ.get("NUPPEPPOU_SEARCH_CORES"))
 threads = int(os.environ.get("NUPPEPPOU_THREADS") or _default_threads())
-worker_class = "gthread"
+
+
+def _arrival_worker():
+    """gunicorn's gthread worker, which also marks when each request was ready to be read
+    (its connection handed to the thread pool), in the thread that then handles it
+    (:mod:`snake.arrival`): a request that waited for a free thread counts its wait against
+    its move's time, and its search gets what is left instead of a whole turn's thinking
+    that would answer late. (gunicorn is pinned in requirements.txt: these two methods are
+    its own, called once per request.)"""
+    import time
+
+    from gunicorn.workers.gthread import ThreadWorker
+
+    from snake import arrival
+
+    class ArrivalThreadWorker(ThreadWorker):
+        def enqueue_req(self, conn):
+            conn.nuppeppou_ready = time.perf_counter()
+            super().enqueue_req(conn)
+
+        def handle_request(self, req, conn):
+            arrival.mark(getattr(conn, "nuppeppou_ready", None))
+            return super().handle_request(req, conn)
+
+    return ArrivalThreadWorker
+
+
+worker_class = _arrival_worker()
 # Load the app, and with it the network, once in the master before forking: the workers
 # share its pages copy-on-write instead of each reading the file.
 preload_app = True

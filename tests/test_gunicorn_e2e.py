@@ -172,3 +172,75 @@ def test_every_search_strategy_gets_a_thread_per_game(tmp_path):
         out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, check=True,
                              capture_output=True, text=True).stdout
         assert int(out.split()[-1]) == threads, strategy
+
+
+def test_a_move_that_waited_for_a_thread_counts_its_wait(tmp_path):
+    """One worker with one thread, two games' moves sent together: the second waits while
+    the first is searched. Its move's time counts from when it was ready to be read, not
+    from when the thread took it up, so its search gets what is left of the turn (a short
+    think, or none) instead of a whole one: both think in the time of one."""
+    import threading
+
+    from snake.gamelog import connect_readonly
+    port = free_port()
+    db = tmp_path / "games.db"
+    env = dict(os.environ, PORT=str(port), NUPPEPPOU_WORKERS="1", NUPPEPPOU_THREADS="1",
+               NUPPEPPOU_GAME_LOG=str(db), NUPPEPPOU_LOG_LEVEL="INFO")
+    env.pop("NUPPEPPOU_STRATEGY", None)
+    log_path = tmp_path / "gunicorn.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py",
+             "-b", f"127.0.0.1:{port}", "app:app"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if request(port, "GET", "/")[0] == 200:
+                    break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("gunicorn did not start:\n" + log_path.read_text())
+            time.sleep(0.1)
+        rng = random.Random(3)
+        bodies = []
+        for game in ("first", "second"):
+            state = new_game("standard", 11, 11, ["a", "b", "c", "d"], rng=rng, game_id=game)
+            for _ in range(3):
+                state = play_turn(state, {s.id: "up" if s.body[0][1] < 8 else "left"
+                                          for s in state.board.snakes}, rng)
+            bodies.append(state_to_request(state, "a"))
+        answers = {}
+
+        def send(body):
+            answers[body["game"]["id"]] = request(port, "POST", "/move", body)[0]
+        first = threading.Thread(target=send, args=(bodies[0],))
+        first.start()
+        time.sleep(0.05)                      # the first is being searched when the second comes
+        send(bodies[1])
+        first.join()
+        assert answers == {"first": 200, "second": 200}
+        rows = {}
+        for _ in range(100):                  # the log is written a few times a second
+            conn = connect_readonly(db) if db.exists() else None
+            if conn is not None:
+                rows = {r[0]: (r[1], r[2]) for r in conn.execute(
+                    "SELECT game_id, think_ms, answer_ms FROM turns")}
+                conn.close()
+            if len(rows) == 2:
+                break
+            time.sleep(0.1)
+        (first_think, first_answer), (second_think, second_answer) = rows["first"], rows["second"]
+        # the second's time counts its wait (about the first's whole think) ...
+        assert second_answer > 0.8 * first_think
+        # ... so it thinks for what is left, not for a whole turn as the first did
+        assert second_think is None or second_think < first_think / 2
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            proc.kill()
+            proc.wait()
