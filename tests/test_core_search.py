@@ -53,6 +53,25 @@ def test_move_generation_equals_the_reference():
     assert starving > 1000
 
 
+def test_threads_share_one_draw_of_the_key_numbers():
+    """Every thread keeps its own table of positions, but the random numbers of the keys
+    are drawn once per size and shared (32 MB for 64 snakes on 100x100, drawn by each of a
+    worker's threads before)."""
+    import threading
+
+    from snake.search.compiled import thread_table
+    tables = []
+    workers = [threading.Thread(target=lambda: tables.append(thread_table(64, 102 * 102, 1.0)))
+               for _ in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    a, b = tables
+    assert a.zobrist is b.zobrist and a.zobrist_food is b.zobrist_food
+    assert a.keys is not b.keys and a.zobrist.shape == (64, 102 * 102, 6)
+
+
 def test_a_body_gone_before_collisions_is_no_obstacle_in_either_engine():
     """A (boxed in) can only go through B's body, free when the rules eliminate B before
     collisions whatever it plays: starving at health 1, or on hazards that take what health

@@ -105,8 +105,13 @@ def test_a_huge_board_in_its_last_chance_is_answered_on_time():
     def clock():
         calls.append(len(calls))
         return float(len(calls))
-    chance = last_chance(request.state, request.you, "up", deadline=2.5, clock=clock)
-    assert chance.tried == 2 and len(calls) == 3      # the third reply was not begun
+    # the clock is read once per far snake (its cheap move), then once per reply begun
+    far = len(snakes) - 1 - 3
+    chance = last_chance(request.state, request.you, "up", deadline=far + 2.5, clock=clock)
+    assert chance.tried == 2 and len(calls) == far + 3      # the third reply was not begun
+    calls.clear()
+    early = last_chance(request.state, request.you, "up", deadline=10.5, clock=clock)
+    assert early.tried == 0 and early.move == "up" and len(calls) == 11   # stopped among them
     assert chance.move in ("up", "left", "right")
 
 

@@ -181,6 +181,19 @@ def test_deadline_holds_under_a_tiny_budget():
             "deadline", "proven", "single move", "max depth"), decision.search.stopped
 
 
+def test_a_move_whose_time_is_gone_before_the_search_is_the_seed_move():
+    """When parsing a huge body and the seed step have used the move's time (here it came
+    a second ago), the seed move is answered at once: no search is begun that could only
+    complete nothing after encoding the state."""
+    request = game_position()
+    request.received = time.perf_counter() - 1.0
+    for engine in ("compiled", "python"):
+        decision = SearchStrategy(engine=engine).choose(request, None)
+        assert decision.search is None and decision.method.endswith("no time left to search")
+        from snake.strategy import SeedStrategy
+        assert decision.move == SeedStrategy().choose(request, None).move
+
+
 def test_falls_back_to_the_seed_move_when_nothing_completes():
     request = from_ascii(CORRIDOR, hazards=[(0, 2)], settings=Settings(hazard_damage_per_turn=100))
     strategy = SearchStrategy(max_nodes=1, think_ms=60_000)

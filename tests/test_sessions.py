@@ -120,6 +120,24 @@ def test_an_idle_service_does_not_report_its_last_games_as_open(network):
     assert manager.stats() == {"sessions": 0, "created": 1, "free": 1, "capacity": 2}
 
 
+def test_idle_sessions_are_looked_for_at_most_once_a_second(network):
+    """Every request asks for a sweep of the table; it is made at most once a second (a
+    table of 10,000 sessions took 219 ms a sweep), so a session past its limit waits at
+    most that much longer."""
+    from snake.sessions import SWEEP_EVERY
+    clock = Clock()
+    manager = SessionManager(AccumulatorPool(network), idle_limit=1, clock=clock)
+    manager.start(start_request("a"))          # a sweep, at 0
+    clock.now += 0.6
+    manager.start(start_request("b"))          # too soon for another
+    clock.now += 0.6                            # a idle 1.2 s, past its limit
+    assert manager.reclaim_idle() == 1 and ("a", "s0") not in manager
+    clock.now += SWEEP_EVERY / 2                # b idle 1.1 s, but a sweep was just made
+    assert manager.reclaim_idle() == 0 and ("b", "s0") in manager
+    clock.now += SWEEP_EVERY / 2
+    assert manager.reclaim_idle() == 1
+
+
 def test_busy_sessions_are_not_reclaimed(network):
     clock = Clock()
     manager = SessionManager(AccumulatorPool(network), idle_limit=1, clock=clock)
@@ -504,7 +522,9 @@ def test_the_next_turn_finds_the_answer_of_a_turn_still_being_answered():
 
 def test_the_search_thinks_until_the_wider_of_its_margin_and_the_games():
     """The search's budget is the game's timeout less its own margin, or less the margin
-    the game's network calls for when that is wider; never under a quarter of the timeout."""
+    the game's network calls for when that is wider. A quarter of the timeout is the
+    least its own margin leaves (tiny timeouts), but a margin the game measured leaves what
+    it leaves: thinking past it only answers late."""
     from snake.search.strategy import SearchStrategy
     strategy = SearchStrategy(None, margin_ms=150)
     request = play(snakes=2, seed=5, turns=1)[0]
@@ -515,4 +535,9 @@ def test_the_search_thinks_until_the_wider_of_its_margin_and_the_games():
     request.margin_ms = 300.0
     assert strategy.budget(request, started=started).deadline == pytest.approx(started + 0.200)
     request.margin_ms = 480.0
-    assert strategy.budget(request, started=started).deadline == pytest.approx(started + 0.125)
+    assert strategy.budget(request, started=started).deadline == pytest.approx(started + 0.020)
+    request.margin_ms = 600.0
+    assert strategy.budget(request, started=started).deadline == pytest.approx(started)
+    request.margin_ms = None
+    request.state.game.timeout = 100           # its own margin is wider than the timeout
+    assert strategy.budget(request, started=started).deadline == pytest.approx(started + 0.025)

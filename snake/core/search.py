@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import threading
 import time
+import threading
 from collections import namedtuple
 from dataclasses import dataclass, field
 
@@ -754,21 +755,40 @@ class Table:
     zobrist_food: np.ndarray = field(repr=False)
 
 
+_ZOBRIST: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+_ZOBRIST_LOCK = threading.Lock()
+
+
+def _zobrist(n_snakes: int, cells: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The random numbers of :func:`position_key` for these sizes, drawn once per process
+    and shared (only read) by every thread's table: for 64 snakes on 100x100 they are 32 MB,
+    which each of a worker's 16 threads drew again before."""
+    with _ZOBRIST_LOCK:
+        numbers = _ZOBRIST.get((n_snakes, cells, seed))
+        if numbers is None:
+            rng = np.random.default_rng(seed)
+            limit = np.iinfo(np.uint64).max
+            numbers = (rng.integers(0, limit, size=(n_snakes, cells, 6), dtype=np.uint64,
+                                    endpoint=True),
+                       rng.integers(0, limit, size=(n_snakes, 101), dtype=np.uint64,
+                                    endpoint=True),
+                       rng.integers(0, limit, size=cells, dtype=np.uint64, endpoint=True))
+            _ZOBRIST[(n_snakes, cells, seed)] = numbers     # (never written: shared)
+        return numbers
+
+
 def new_table(n_snakes: int, cells: int, megabytes: float = 16.0, seed: int = 20261123) -> Table:
     """A table of about ``megabytes`` (a power of two of entries, 16 bytes each), for games
     of up to ``n_snakes`` snakes on boards of up to ``cells`` padded cells."""
     entries = 1
     while entries * 2 * 16 <= megabytes * 1024 * 1024:
         entries *= 2
-    rng = np.random.default_rng(seed)
-    limit = np.iinfo(np.uint64).max
+    zobrist, zobrist_health, zobrist_food = _zobrist(n_snakes, cells, seed)
     return Table(
         keys=np.zeros(entries, dtype=np.uint64),
         values=np.zeros(entries, dtype=np.float64),
         info=np.zeros(entries, dtype=np.int32),
-        zobrist=rng.integers(0, limit, size=(n_snakes, cells, 6), dtype=np.uint64, endpoint=True),
-        zobrist_health=rng.integers(0, limit, size=(n_snakes, 101), dtype=np.uint64, endpoint=True),
-        zobrist_food=rng.integers(0, limit, size=cells, dtype=np.uint64, endpoint=True),
+        zobrist=zobrist, zobrist_health=zobrist_health, zobrist_food=zobrist_food,
     )
 
 

@@ -63,10 +63,15 @@ class SearchTimeout(Exception):
     """The budget ran out in the middle of an iteration."""
 
 
-def think_time_ms(timeout_ms: float, margin_ms: float = DEFAULT_MARGIN_MS) -> float:
+def think_time_ms(timeout_ms: float, margin_ms: float = DEFAULT_MARGIN_MS, *,
+                  floor: bool = True) -> float:
     """Milliseconds the search may use for a move due ``timeout_ms`` after arrival:
-    ``timeout - margin``, but at least :data:`MIN_THINK_FRACTION` of the timeout."""
-    return max(float(timeout_ms) - float(margin_ms), MIN_THINK_FRACTION * float(timeout_ms))
+    ``timeout - margin``, but at least :data:`MIN_THINK_FRACTION` of the timeout when
+    ``floor`` (a configured margin wider than a tiny timeout); without it at least 0: a
+    margin the game itself measured (its network takes that long) leaves what it leaves,
+    and thinking beyond it only makes the answer late."""
+    least = MIN_THINK_FRACTION * float(timeout_ms) if floor else 0.0
+    return max(float(timeout_ms) - float(margin_ms), least)
 
 
 class Budget:

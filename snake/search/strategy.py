@@ -238,7 +238,8 @@ class SearchStrategy:
         if ms is None:
             # the game's own measure of its network only ever widens the margin
             margin = max(self.margin_ms, request.margin_ms or 0.0)
-            ms = think_time_ms(request.state.game.timeout, margin)
+            ms = think_time_ms(request.state.game.timeout, margin,
+                               floor=margin <= self.margin_ms)
             if self.engine == "compiled" and self._in_flight > self.cores:
                 ms = max(MIN_SHARE_MS, ms * self.cores / self._in_flight)
         return Budget.after(ms, started=started, max_nodes=self.max_nodes)
@@ -321,6 +322,14 @@ class SearchStrategy:
         if self._slots is not None and not self._slots.acquire(blocking=False):
             seed.method = f"seed ({seed.method}): {self.max_concurrent} searches already running"
             return seed
+        deadline = self.budget(request, started).deadline
+        if deadline is not None and time.perf_counter() >= deadline:
+            # (a huge body's parsing and the seed step used the time: answer now, not after
+            # encoding it for a search that could complete nothing)
+            if self._slots is not None:
+                self._slots.release()
+            seed.method = f"seed ({seed.method}): no time left to search"
+            return seed
         with self._in_flight_lock:
             self._in_flight += 1
         try:
@@ -355,6 +364,8 @@ class SearchStrategy:
                         f"({counts})")
             result.note = (f"{result.note}; " if result.note else "") + (
                 f"every move can be killed this turn: {said}")
+            # (the time since arrival is the answer's, the last chance's included)
+            result.since_arrival_ms = round((time.perf_counter() - started) * 1000.0, 2)
         return Decision(move, method=method, filter=seed.filter, search=result)
 
 
