@@ -40,6 +40,12 @@ MAX_BOARD_SIDE = 100
 MAX_SNAKES = 64
 MAX_BODY = MAX_BOARD_SIDE * MAX_BOARD_SIDE + 2
 MAX_POINTS = 4 * MAX_BOARD_SIDE * MAX_BOARD_SIDE  # food or hazards (hazards may stack)
+
+
+def max_segments(width: int, height: int, snakes: int) -> int:
+    """The most body segments a board's living snakes can have: one per square, twice over
+    (squadmates' bodies may overlap), and the stacked segments of a start or a meal."""
+    return 2 * width * height + 3 * snakes
 MAX_ID = 1024
 #: A health or a ruleset setting beyond this magnitude (the engine's are below 1,000) would
 #: overflow the arithmetic of the filter and the compact state.
@@ -419,6 +425,11 @@ def parse_request(body: Any) -> MoveRequest:
     if len(snakes_obj) > MAX_SNAKES:
         raise RequestError(f"board.snakes: too many snakes ({len(snakes_obj)} > {MAX_SNAKES})")
     snakes = [_snake(s, f"board.snakes[{i}]") for i, s in enumerate(snakes_obj)]
+    segments = sum(len(s.body) for s in snakes)
+    if segments > max_segments(width, height, len(snakes)):
+        # (absurd, and all of it would be Python work before any search could stop it)
+        raise RequestError(f"board.snakes: {segments} segments, more than a {width}x{height} "
+                           "board holds")
     if len({s.id for s in snakes}) != len(snakes):
         raise RequestError("board.snakes: duplicate snake id")
     board = Board(

@@ -125,6 +125,8 @@ def test_json_that_is_not_an_object(client, payload):
     (lambda b: b["game"]["ruleset"].setdefault("settings", {}).setdefault("royale", {})
      .__setitem__("shrinkEveryNTurns", -10 ** 9), "game.ruleset.settings.royale.shrinkEveryNTurns"),
     (lambda b: b["game"].__setitem__("id", True), "game.id"),          # true is no id
+    (lambda b: [s.__setitem__("body", s["body"] * 20) for s in b["board"]["snakes"]],
+     "board.snakes"),                                                    # 120 segments on 25 squares
     (lambda b: b["you"].__setitem__("id", False), "you.id"),
 ])
 def test_absurd_contents(client, mutate, field):
