@@ -13,9 +13,11 @@ same states.
 The compiled path (:mod:`nnue.feature_transformer`, :mod:`nnue.layers`), as the search
 runs it: a run of steps of the compiled core with their change reports, applied to the
 accumulator and each followed by the forward pass, in one compiled loop (forward through the
-run and back, so it ends where it began); beside it, in the same run, today's numpy path for
-the same changes (the rows gathered and summed by numpy, then ``Network.forward``'s BLAS
-products), and the compiled walk with ``W2`` in float32 (what the int8 rows save). The last
+run and back, so it ends where it began), every snake alive throughout; beside it, in the
+same run, the numpy path the compiled one replaced in 2026-11 (kept here as the yardstick
+of the target: the same changes' rows gathered from a ``[W1; -W1]`` table and summed by
+numpy, then ``Network.forward``'s BLAS products; no service code runs it now), and the
+compiled walk with ``W2`` in float32 (what the int8 rows save). The last
 line reads ``nnue: compiled update+forward X us (int8 W2; Z us with float32 W2), numpy path
 Y us, ...``.
 
