@@ -15,11 +15,11 @@ import os
 import sys
 from typing import Any, TextIO
 
-from .board import MoveRequest, RequestError, parse_request
+from .board import GameState, MoveRequest, RequestError, parse_request
 from .core.control import HUNGER_MARGIN, food_health, hunger
 from .decision import Decision
 from .diagram import to_ascii
-from .rules import MOVES, distance, next_square
+from .rules import MOVES, apply_rules, distance, next_square
 from .search.evaluate import board_control
 from .search.result import SearchResult
 from .strategies import DEFAULT_STRATEGY, get_strategy
@@ -62,7 +62,7 @@ def explain(request: MoveRequest, decision: Decision, strategy: str) -> str:
             if move in decision.scores:
                 lines.append(f"  {move:<5}  {decision.scores[move]:.4f}")
     if decision.search is not None:
-        lines += _explain_search(decision.search, letters)
+        lines += _explain_search(decision.search, letters, state)
     lines += _explain_food(request, decision, letters)
     if decision.candidates:
         lines.append(f"candidates: {', '.join(decision.candidates)}")
@@ -72,8 +72,23 @@ def explain(request: MoveRequest, decision: Decision, strategy: str) -> str:
     return "\n".join(lines)
 
 
-def _explain_search(search: SearchResult, letters: dict[str, str]) -> list[str]:
-    """The search's summary: what it searched, how deep, and the line it expects."""
+def _partial(search: SearchResult) -> str:
+    """When the answer came from a deeper iteration the deadline cut short (its first move,
+    the previous best, was searched to the end and another beat it, or it held), the score
+    and the line are that iteration's, and the depth and root scores the last whole one's."""
+    if not search.iterations or search.move is None:
+        return ""
+    depth, move, value = search.iterations[-1][:3]
+    if move == search.move and abs(value - search.score) < 5e-5:
+        return ""
+    return (f" (from depth {depth + 1}, cut short after its first moves; the depth and the "
+            f"root scores are depth {depth}'s, which scored {move} {value:.4f})")
+
+
+def _explain_search(search: SearchResult, letters: dict[str, str],
+                    state: GameState | None = None) -> list[str]:
+    """The search's summary: what it searched, how deep, and the line it expects (played by
+    the rules from ``state``, so that a snake is shown only while it lives)."""
     lines = [
         f"search: {search.algorithm} ({search.engine}) with {search.evaluator} evaluation, "
         f"depth {search.depth}, {search.nodes} nodes"
@@ -81,7 +96,7 @@ def _explain_search(search: SearchResult, letters: dict[str, str]) -> list[str]:
            + ("the main thread" if search.answered_by == 0 else f"helper {search.answered_by}") + ")"
            if search.threads > 1 else "")
         + f", {search.since_arrival_ms} ms, stopped: {search.stopped}",
-        f"  score {search.score:.4f}",
+        f"  score {search.score:.4f}" + _partial(search),
     ]
     if search.note:
         lines.append(f"  note: {search.note}")
@@ -95,10 +110,28 @@ def _explain_search(search: SearchResult, letters: dict[str, str]) -> list[str]:
         lines.append(f"  opponents searched{how}: {', '.join(searched) or 'none'}; "
                      f"played cheaply: {', '.join(cheap) or 'none'}")
     if search.scores:
-        lines.append("  root scores: " + ", ".join(f"{m} {v:.4f}" for m, v in search.scores.items()))
+        # alpha-beta proves the best move's value; a move that cannot beat it is cut off as
+        # soon as it is known not to, so its figure is only a bound (an equal one is no tie)
+        best = search.move if search.move in search.scores else max(search.scores,
+                                                                     key=search.scores.get)
+        if search.exact_scores:
+            lines.append("  root scores: " + ", ".join(
+                f"{m} {v:.4f}" for m, v in search.scores.items()))
+        else:
+            lines.append("  root scores (the best exact, the others at most): " + ", ".join(
+                f"{m} {v:.4f}" if m == best else f"{m} <= {v:.4f}"
+                for m, v in search.scores.items()))
+    line_state = state
     for ply, moves in enumerate(search.pv, start=1):
-        joint = ", ".join(f"{letters.get(sid, sid)} {move}" for sid, move in moves.items())
+        living = ({s.id for s in line_state.board.living_snakes} if line_state is not None
+                  else set(moves))
+        joint = ", ".join(f"{letters.get(sid, sid)} {move}" for sid, move in moves.items()
+                          if sid in living)
         lines.append(f"  pv {ply}: {joint}")
+        if line_state is not None:
+            line_state = apply_rules(line_state, moves)
+            if not line_state.board.living_snakes:
+                break
     return lines
 
 
@@ -117,18 +150,23 @@ def _explain_food(request: MoveRequest, decision: Decision, letters: dict[str, s
 
     lines = ["food:"]
     others = [s for s in board.living_snakes if s.id != you.id and not you.is_squadmate(s)]
+    mates = [s for s in board.living_snakes if s.id != you.id and you.is_squadmate(s)]
+    # (distances as the crow flies, bodies and hazards not counted: board control, below,
+    # is what counts them)
     for food in sorted(board.food, key=lambda f: far(you.head, f)):
         mine = far(you.head, food)
         rivals = sorted(((far(s.head, food), -s.length, s) for s in others),
                         key=lambda rival: rival[:2])
         if not rivals or rivals[0][0] > mine:
-            who = "nearest to you"
+            mate = min(mates, key=lambda s: far(s.head, food), default=None)
+            who = ("nearest to you" if mate is None or far(mate.head, food) >= mine
+                   else f"nearest to {letters.get(mate.id, mate.id)}, your squadmate")
         else:
             d, _, s = rivals[0]
             stronger = s.length >= you.length
             who = (f"{letters.get(s.id, s.id)} is {'as near' if d == mine else 'nearer'} "
                    f"({d}), {'as long or longer' if stronger else 'shorter'}")
-        lines.append(f"  {food}: {mine} moves away; {who}")
+        lines.append(f"  {food}: {mine} squares away as the crow flies; {who}")
     nearest_food = min(board.food, key=lambda f: far(you.head, f))
     control = board_control(state).get(you.id)
     nearest = control[1] if control else None
@@ -144,7 +182,8 @@ def _explain_food(request: MoveRequest, decision: Decision, letters: dict[str, s
                          f"distance to the nearest food once health is within {HUNGER_MARGIN:g} "
                          f"moves of it: {now}")
     else:
-        reach = "within reach" if you.health >= nearest else f"out of reach (health {you.health})"
+        reach = ("within reach of its health, hazards aside" if you.health >= nearest
+                 else f"out of reach (health {you.health})")
         line = f"  board control: the nearest food you control is {nearest} moves away, {reach}"
         if search is not None and search.evaluator.startswith("voronoi"):
             below = food_health(search.style)
@@ -153,9 +192,14 @@ def _explain_food(request: MoveRequest, decision: Decision, letters: dict[str, s
             line += f"; the value ({search.style} weights) counts food distance {counts}"
         lines.append(line)
     after = next_square(state, you.head, decision.move)
-    closer = far(after, nearest_food) < far(you.head, nearest_food)
-    lines.append(f"  the move {decision.move} goes {'nearer to' if closer else 'no nearer to'} "
-                 f"the nearest food {nearest_food}")
+    least = far(you.head, nearest_food)
+    nearest_foods = [f for f in board.food if far(you.head, f) == least]
+    nearer = [f for f in nearest_foods if far(after, f) < least]
+    if nearer:
+        lines.append(f"  the move {decision.move} goes nearer to the nearest food {nearer[0]}")
+    else:
+        named = " or ".join(str(f) for f in nearest_foods)
+        lines.append(f"  the move {decision.move} goes no nearer to the nearest food {named}")
     return lines
 
 

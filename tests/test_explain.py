@@ -97,6 +97,31 @@ def test_search_explanation_shows_depth_nodes_and_line(tmp_path):
     assert last.startswith(("move: left", "move: right")) and "by search" in last
 
 
+def test_the_line_shows_a_snake_only_while_it_lives_and_bounds_as_bounds(tmp_path):
+    """B starves on the first move (health 1, no food in reach): the expected line names it
+    on its first turn only. Root scores: the best move's is its value, the others' are
+    bounds alpha-beta stopped at, and say so."""
+    request = from_ascii("""
+        . . . . . . .
+        . A a a . . .
+        . . . . . . .
+        . . . . . . .
+        C c c . . . .
+        . . . . B b b
+        . . . . . . .
+    """, health={"B": 1}, game_id="starving")
+    path = tmp_path / "starving.json"
+    path.write_text(json.dumps(state_to_request(request.state, "A")))
+    code, text = run([str(path), "--strategy", "search[max_nodes=3000]", "--no-network"])
+    assert code == 0
+    pv = [line for line in text.splitlines() if line.startswith("  pv ")]
+    assert len(pv) > 1 and " B " in pv[0] + " " and all(" B " not in line + " " for line in pv[1:])
+    scores = next(line for line in text.splitlines() if line.startswith("  root scores"))
+    assert scores.startswith("  root scores (the best exact, the others at most): ")
+    figures = scores.split(": ", 1)[1].split(", ")
+    assert sum("<=" not in f for f in figures) == 1 and len(figures) > 1   # one exact
+
+
 def test_a_search_in_threads_says_how_many_and_whose_answer(tmp_path, monkeypatch):
     monkeypatch.setenv("NUPPEPPOU_SEARCH_CORES", "2")
     code, text = run([str(request_file(tmp_path)), "--strategy", "search[threads=2]",
@@ -113,7 +138,7 @@ def test_it_says_why_food_was_or_was_not_taken(tmp_path):
     code, text = run([str(request_file(tmp_path)), "--strategy", "seed", "--no-network"])
     assert code == 0
     food = text[text.index("food:"):]
-    assert "(4, 2): 2 moves away; B is nearer (1), as long or longer" in food
+    assert "(4, 2): 2 squares away as the crow flies; B is nearer (1), as long or longer" in food
     assert "none of it is yours by board control" in food
     assert "the move left goes no nearer to the nearest food (4, 2)" in food
 
@@ -163,8 +188,8 @@ def test_it_says_by_which_weights_food_counts(tmp_path):
                       "--no-network"])
     assert code == 0
     assert "with voronoi (grower) evaluation" in text
-    assert "the nearest food you control is 2 moves away, within reach; the value (grower " \
-        "weights) counts food distance at any health" in text
+    assert ("the nearest food you control is 2 moves away, within reach of its health, hazards "
+            "aside; the value (grower weights) counts food distance at any health") in text
     code, text = run([str(path), "--strategy", "search[multi_style=none,max_nodes=2000]",
                       "--no-network"])
     assert "with voronoi evaluation" in text

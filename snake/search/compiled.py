@@ -134,6 +134,7 @@ class CompiledAlphaBeta:
         result.stopped = found.stopped
         result.elapsed_ms = found.elapsed_ms
         result.scores = {MOVES[m]: v for m, v in found.root_scores.items()}
+        result.exact_scores = self.exact_root
         result.pv = [{plan.you: MOVES[mine], **{o: MOVES[m] for o, m in zip(plan.opponents, theirs)}}
                      for mine, theirs in found.pv]
         result.iterations = [(d, MOVES[m], round(v, 4), n, ms) for d, m, v, n, ms in found.iterations]

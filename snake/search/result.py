@@ -48,3 +48,4 @@ class SearchResult:
     engine: str = "python"     # "python" (snake.search) or "compiled" (snake.core)
     threads: int = 1           # threads that searched (compiled: lazy SMP)
     answered_by: int = 0       # the thread whose iteration answered (0: the one that asked)
+    exact_scores: bool = False  # every root score exact (exact_root), not only the best's

@@ -360,8 +360,15 @@ class SearchStrategy:
             else:
                 of = (f"{chance.replies}" if chance.tried is None
                       else f"{chance.tried} of the {chance.replies} (the deadline came)")
-                said = (f"{move} survives the most of {of} replies this turn with a way out "
-                        f"({counts})")
+                if chance.survives.get(move, 0) > 0:
+                    said = (f"{move} survives the most of {of} replies this turn with a way "
+                            f"out ({counts})")
+                elif chance.trapped and chance.trapped.get(move, 0) > 0:
+                    said = (f"no move survives any of {of} replies with a way out; {move} "
+                            f"survives the most of them at all ({counts})")
+                else:
+                    said = (f"no move survives any of {of} replies this turn: {move}, the "
+                            f"search's move ({counts})")
             result.note = (f"{result.note}; " if result.note else "") + (
                 f"every move can be killed this turn: {said}")
             # (the time since arrival is the answer's, the last chance's included)
