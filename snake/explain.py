@@ -173,7 +173,7 @@ def _explain_food(request: MoveRequest, decision: Decision, letters: dict[str, s
     search = decision.search
     if nearest is None:
         lines.append("  none of it is yours by board control (each is nearer to another "
-                     "snake, or contested by one as long)")
+                     "snake, or contested by one as long, or behind bodies that free too late)")
         if search is not None and search.evaluator.startswith("voronoi") and hunger(search.style) > 0:
             d = far(you.head, nearest_food)
             now = ("now" if you.health - d < HUNGER_MARGIN
