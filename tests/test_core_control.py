@@ -178,6 +178,27 @@ def test_equal_snakes_contest_and_stop_at_the_squares_they_reach_together():
     assert out.tolist() == [0.0, 0.0]
 
 
+def test_a_food_two_equal_snakes_reach_together_is_neither_s():
+    """A and B, equally long, reach the food on the same move: the square is contested, so
+    the food is nobody's (it was the food of whichever came first in board order), in
+    either order of the board, in both partitions."""
+    for drawing in ("""
+    . . . . . . . . . . .
+    . a a A . * . B b b .
+    . . . . . . . . . . .
+    """, """
+    . . . . . . . . . . .
+    . b b B . * . A a a .
+    . . . . . . . . . . .
+    """):
+        state, packed, work, out = state_and_values(drawing, health={"A": 40, "B": 40})
+        assert ownership(packed.g, packed.s, work)[::-1].tolist()[1][5] == -2
+        control = board_control(state)
+        assert control["A"][1] is None and control["B"][1] is None
+        compiled = compiled_control(packed.g, packed.s, work)
+        assert [c[1] for c in compiled if c is not None] == [None, None]
+
+
 def test_a_wrapped_row_and_an_eliminated_snake_that_blocks_nothing():
     request = from_ascii("A a . B .", "wrapped")
     state = request.state

@@ -385,8 +385,6 @@ def partition(g, s, work):
                 both = reach & bits[group + j]
                 bits[cont + j] = both
                 contest |= both != _ZERO
-                if fresh & bits[foods + j] and work[food_d + i] < 0:
-                    work[food_d + i] = d
             if contest:             # lost by the equally long snakes that claimed them
                 for j in range(work[lo + i], work[hi + i]):
                     both = bits[cont + j]
@@ -405,6 +403,10 @@ def partition(g, s, work):
                 bits[own + j] |= bits[new + j]
                 if bits[new + j] != _ZERO:
                     first_word, last_word = min(first_word, j), j
+                # a food square is its own once the layer's contests are settled (twin of
+                # the Python partition's rule)
+                if bits[new + j] & bits[foods + j] and work[food_d + i] < 0:
+                    work[food_d + i] = d
             work[lo + i], work[hi + i] = first_word, last_word + 1
             moving |= last_word >= 0
         for j in range(words):

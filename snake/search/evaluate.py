@@ -147,8 +147,6 @@ def _partition(state: GameState):
                             owner[m] = i
                             add(m)
                             count += weight[m]
-                            if is_food[m] and food_at[i] is None:
-                                food_at[i] = d
                     elif dm == d:
                         o = owner[m]
                         if o >= 0 and o != i and lengths[o] == li:
@@ -159,6 +157,12 @@ def _partition(state: GameState):
             fronts[i] = new_front
         if contested:   # nobody expands from a contested square
             fronts = [[c for c in front if owner[c] >= 0] for front in fronts]
+        # a food square is a snake's once the layer's contests are settled: one an equally
+        # long snake reached on the same move is nobody's (until 2026-11-26 it stayed the
+        # food of whichever of them came first in board order)
+        for i, front in enumerate(fronts):
+            if food_at[i] is None and any(is_food[c] for c in front):
+                food_at[i] = d
     return snakes, owner, counts, food_at
 
 
