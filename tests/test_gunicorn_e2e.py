@@ -1,6 +1,7 @@
 """End to end: the service under gunicorn (the repo's gunicorn.conf.py) on a free loopback
 port, playing a whole game over real HTTP, driven by the rules engine."""
 
+import contextlib
 import http.client
 import json
 import os
@@ -29,14 +30,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("e2e")
-    weights = tmp / "net.npz"
-    Network.random(11, hidden=(32, 32)).save(weights)
+@contextlib.contextmanager
+def gunicorn(tmp: Path, **settings: str):
+    """The service under the repo's gunicorn.conf.py on a free loopback port, with these
+    environment settings; yields (port, log path) once it answers, and stops it after."""
     port = free_port()
-    env = dict(os.environ, PORT=str(port), NUPPEPPOU_WEIGHTS=str(weights),
-               NUPPEPPOU_WORKERS="2", NUPPEPPOU_THREADS="2", NUPPEPPOU_LOG_LEVEL="INFO")
+    env = dict(os.environ, PORT=str(port), **settings)
     log_path = tmp / "gunicorn.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
@@ -44,7 +43,7 @@ def server(tmp_path_factory):
              "-b", f"127.0.0.1:{port}", "app:app"],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 90
         while True:
             try:
                 status, _, _ = request(port, "GET", "/")
@@ -63,6 +62,16 @@ def server(tmp_path_factory):
         except subprocess.TimeoutExpired:  # pragma: no cover
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("e2e")
+    weights = tmp / "net.npz"
+    Network.random(11, hidden=(32, 32)).save(weights)
+    with gunicorn(tmp, NUPPEPPOU_WEIGHTS=str(weights), NUPPEPPOU_WORKERS="2",
+                  NUPPEPPOU_THREADS="2", NUPPEPPOU_LOG_LEVEL="INFO") as running:
+        yield running
 
 
 def request(port, method, path, body=None, conn=None, chunked=False):
@@ -182,28 +191,10 @@ def test_a_move_that_waited_for_a_thread_counts_its_wait(tmp_path):
     import threading
 
     from snake.gamelog import connect_readonly
-    port = free_port()
     db = tmp_path / "games.db"
-    env = dict(os.environ, PORT=str(port), NUPPEPPOU_WORKERS="1", NUPPEPPOU_THREADS="1",
-               NUPPEPPOU_GAME_LOG=str(db), NUPPEPPOU_LOG_LEVEL="INFO")
-    env.pop("NUPPEPPOU_STRATEGY", None)
-    log_path = tmp_path / "gunicorn.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py",
-             "-b", f"127.0.0.1:{port}", "app:app"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if request(port, "GET", "/")[0] == 200:
-                    break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("gunicorn did not start:\n" + log_path.read_text())
-            time.sleep(0.1)
+    with gunicorn(tmp_path, NUPPEPPOU_WORKERS="1", NUPPEPPOU_THREADS="1",
+                  NUPPEPPOU_GAME_LOG=str(db), NUPPEPPOU_LOG_LEVEL="INFO",
+                  NUPPEPPOU_STRATEGY="search") as (port, _):
         rng = random.Random(3)
         bodies = []
         for game in ("first", "second"):
@@ -237,10 +228,3 @@ def test_a_move_that_waited_for_a_thread_counts_its_wait(tmp_path):
         assert second_answer > 0.8 * first_think
         # ... so it thinks for what is left, not for a whole turn as the first did
         assert second_think is None or second_think < first_think / 2
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            proc.kill()
-            proc.wait()
