@@ -151,9 +151,10 @@ def candidate_moves(state: GameState, snake: Snake,
     position; it is recomputed here when squadmates' bodies are passable for ``snake``."""
     ruleset = state.game.ruleset
     if (obstacles is None or (snake.squad and ruleset.squad and ruleset.settings.allow_body_collisions)
-            or removed_before_collisions(state, snake)):
+            or snake.head not in obstacles):
         # (a snake removed before collisions is missing from the obstacles for anyone, but
-        # its body is still its own: all its moves are death anyway, by the same verdicts)
+        # its body is still its own: all its moves are death anyway, by the same verdicts.
+        # Its head, which stays put in every other case, tells at a glance.)
         obstacles = obstacles_after_move(state, snake)
     out = []
     fallback = None
