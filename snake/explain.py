@@ -33,7 +33,10 @@ def explain(request: MoveRequest, decision: Decision, strategy: str) -> str:
         f"game {state.game.id}  turn {state.turn}  ruleset {state.ruleset.name}  "
         f"{board.width}x{board.height}  map {state.game.map}",
     ]
-    letters = {s.id: chr(ord("A") + i % 26) for i, s in enumerate(board.living_snakes)}
+    # The drawing has one character a cell, so past 26 snakes its letters come round again;
+    # the text's labels stay unique (A..Z, then A2..Z2, ...).
+    letters = {s.id: chr(ord("A") + i % 26) + (str(i // 26 + 1) if i >= 26 else "")
+               for i, s in enumerate(board.living_snakes)}
     for s in board.living_snakes:
         me = "  <- you" if s.id == you.id else ""
         squad = f"  squad {s.squad}" if s.squad else ""
@@ -42,6 +45,9 @@ def explain(request: MoveRequest, decision: Decision, strategy: str) -> str:
     if you.id not in letters:
         lines.append(f"  you ({you.id}) are not on the board")
     lines += ["", to_ascii(state), ""]
+    if len(letters) > 26:
+        lines[-1:-1] = ["(the drawing letters snakes past the 26th as it does the first: "
+                        "A2 is drawn A, and so on)"]
 
     verdict = decision.filter
     if verdict is not None:

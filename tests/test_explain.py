@@ -218,3 +218,21 @@ def test_it_says_when_a_hungry_snake_owning_no_food_heads_for_food(tmp_path):
         assert "none of it is yours by board control" in text
         assert ("the value (hungry weights) counts, owning no food, the distance to the nearest "
                 f"food once health is within 25 moves of it: {says}") in text
+
+
+def test_labels_stay_unique_past_26_snakes(tmp_path):
+    # 30 snakes of three stacked segments on a 30x3 board, one to a column.
+    snakes = [{"id": f"s{i}", "name": f"n{i}", "health": 90, "body": [{"x": i, "y": 1}] * 3,
+               "head": {"x": i, "y": 1}, "length": 3} for i in range(30)]
+    body = {"game": {"id": "g", "ruleset": {"name": "standard", "version": "v"}, "timeout": 500},
+            "turn": 0, "board": {"width": 30, "height": 3, "food": [], "hazards": [],
+                                 "snakes": snakes},
+            "you": snakes[27]}
+    code, text = run(["-", "--strategy", "seed", "--no-network"], stdin=json.dumps(body))
+    assert code == 0
+    labels = [line.split(":")[0].strip() for line in text.splitlines()
+              if line.startswith("  ") and "(s" in line and "length" in line]
+    assert len(labels) == 30 and len(set(labels)) == 30
+    assert labels[:2] == ["A", "B"] and labels[26:28] == ["A2", "B2"]
+    assert "  B2: n27 (s27)" in text and "<- you" in text.split("  B2: ")[1].splitlines()[0]
+    assert "A2 is drawn A" in text
