@@ -876,6 +876,20 @@ def test_the_place_of_a_winner_a_survivor_and_a_draw(capsys, tmp_path, board, mo
 
 
 
+def test_the_tally_says_which_starvations_came_in_the_last_duel(capsys, tmp_path):
+    """With three snakes, A starves once after C has fallen (in its last duel, against B)
+    and once while all three live: both are deaths by starvation, one of them in the duel."""
+    from snake.arena.tally import main as tally
+    write_record(tmp_path / "game-00001.jsonl", THREE,
+                 [{"A": "up", "B": "up", "C": "left"}, {"A": "up", "B": "right"}],
+                 health={"A": 2}, game_id="in-duel")
+    write_record(tmp_path / "game-00002.jsonl", THREE, {"A": "up", "B": "up", "C": "down"},
+                 health={"A": 1}, game_id="three-alive")
+    assert tally([str(tmp_path), "--player", "mine"]) == 0
+    assert ("its deaths by starvation (health 1 on its last turn): 2 of 2 "
+            "(1 of them in its last duel)\n") in capsys.readouterr().out
+
+
 def test_a_mean_place_interval_stays_within_the_places(capsys, tmp_path):
     """Two games, placed first and second of three: Student's t on one degree of freedom
     spans far more than the places can, and the interval is cut to 1 .. 3."""
