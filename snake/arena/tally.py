@@ -456,10 +456,11 @@ def report(name: str, games: list[GameSummary]) -> list[str]:
     starved = sum(g.starved for g in games)
     # With more than two snakes, a starvation in the last duel (the long snakes' endgame)
     # is another matter than one of a snake that fell behind while more were alive.
-    known = [g for g in games if g.starved and g.duel_known]
-    in_duel = (f" ({sum(g.last_duel is not None for g in known)} of them in its last duel"
-               + (f", {starved - len(known)} not known" if len(known) < starved else "")
-               + ")") if known else ""
+    starved_seen = [g for g in games if g.starved and g.duel_known]   # duel looked for
+    in_duel = (f" ({sum(g.last_duel is not None for g in starved_seen)} of them in its last "
+               f"duel" + (f", {starved - len(starved_seen)} not known"
+                          if len(starved_seen) < starved else "")
+               + ")") if starved_seen else ""
     lines.append(f"  its deaths by starvation (health 1 on its last turn): {starved} of "
                  f"{len(dead)}{in_duel}")
     healths = [g.health_at_death for g in dead
