@@ -1,0 +1,163 @@
+"""Does a change play alike? Node-limited decisions on fixed positions, to compare checkouts.
+
+    python -m bench.same_play --out FILE [--strategy SPEC] [--nodes 8000] [--games 40]
+    python -m bench.same_play --compare A B
+
+A search stopped by its node limit decides the same way on every machine and under any
+load, so two checkouts that search alike give the same lines here: the same move, depth,
+node count and root scores, to the last bit. A change meant to leave play alone (a
+reshaping, a speed-up) shows it by an empty comparison; a change meant to alter play shows
+how much, by the number of snakes (the arena's pieces pool only lines that play alike:
+docs/evidence/README.md).
+
+Positions: ``--games`` seeded 11x11 standard games of random snakes (moves that are not
+certain death; two and four snakes in turn, so three-snake positions come too), every 23rd
+turn from turn 7 while the game lasts (to turn 400), each living snake's view, searched
+twice: as played (set ``played``), and with every snake's health set to 20-44 (set
+``hungry``), where food weighs in the evaluation (the duel weights count food only below
+50; docs/search.md). Each line is JSON: ``set``, ``snakes`` (alive), ``position`` (a digest
+of the request searched), ``move``, ``depth``, ``nodes`` and ``scores``.
+
+To record an older checkout, run this file with that checkout first on the path:
+``cd OLD && PYTHONPATH=. python NEW/bench/same_play.py --out old.jsonl``. The positions
+come from the rules of the checkout that records them; ``--compare`` refuses two records
+whose positions differ (their rules or random streams differ) rather than count them as
+differences of play.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+import time
+from collections import defaultdict
+
+if not __package__:
+    # run as a file, to record another checkout: this folder (bench/, whose nnue.py would
+    # shadow the nnue package) leaves the path, and the checkout on PYTHONPATH is searched
+    sys.path.pop(0)
+
+from snake import rules, setup
+from snake.board import parse_request, state_to_request
+from snake.search.strategy import VARIANTS, make_search_strategy, split_options
+
+#: every this many turns a position is searched (a prime: turns of every parity and phase)
+EVERY = 23
+FIRST_TURN = 7
+LAST_TURN = 400
+
+
+def positions(games: int, seed: int):
+    """``(snakes alive, request body)`` for every searched view, game after game."""
+    rng = random.Random(seed)
+    for game in range(games):
+        count = (2, 4)[game % 2]
+        state = setup.new_game("standard", 11, 11, [f"s{k}" for k in range(count)], rng=rng)
+        while not rules.is_game_over(state) and state.turn < LAST_TURN:
+            obstacles = rules.obstacles_after_move(state)
+            moves = {s.id: rng.choice(rules.candidate_moves(state, s, obstacles))
+                     for s in state.board.snakes if s.alive}
+            if state.turn % EVERY == FIRST_TURN:
+                alive = [s for s in state.board.snakes if s.alive]
+                for snake in alive:
+                    yield len(alive), state_to_request(state, snake.id)
+            state = rules.play_turn(state, moves, rng)
+
+
+def hungry(body: dict) -> dict:
+    """The same position with every snake's health at 20-44 (by turn), so food counts."""
+    health = 20 + body["turn"] % 25
+    body = json.loads(json.dumps(body))
+    for snake in body["board"]["snakes"]:
+        snake["health"] = health
+    body["you"]["health"] = health
+    return body
+
+
+def digest(body: dict) -> str:
+    return hashlib.sha1(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def record(strategy_spec: str, nodes: int, games: int, seed: int, out) -> tuple[int, int]:
+    """Write one line per search to ``out``; ``(searches, nodes)`` in all."""
+    base, options = split_options(strategy_spec)
+    if base not in VARIANTS:
+        raise SystemExit(f"--strategy {strategy_spec!r}: not a search strategy "
+                         f"({', '.join(VARIANTS)})")
+    options["max_nodes"] = nodes
+    strategy = make_search_strategy(base, overrides=options)
+    searches = total = 0
+    for snakes, body in positions(games, seed):
+        for name, view in (("played", body), ("hungry", hungry(body))):
+            decision = strategy.choose(parse_request(view), None)
+            result = decision.search
+            line = {"set": name, "snakes": snakes, "position": digest(view),
+                    "move": decision.move,
+                    "depth": result.depth if result else None,
+                    "nodes": result.nodes if result else 0,
+                    "scores": ({m: float(v) for m, v in sorted(result.scores.items())}
+                               if result and result.scores else {})}
+            out.write(json.dumps(line) + "\n")
+            searches += 1
+            total += line["nodes"]
+    return searches, total
+
+
+def compare(path_a: str, path_b: str) -> int:
+    """Print how two records differ, by set and number of snakes; 0 if they are equal,
+    1 if play differs, 2 if their positions do (not comparable)."""
+    try:
+        a, b = ([json.loads(line) for line in open(path, encoding="utf-8")]
+                for path in (path_a, path_b))
+    except (OSError, ValueError) as error:
+        raise SystemExit(f"--compare: {error}") from None
+    if len(a) != len(b) or any(x["position"] != y["position"] for x, y in zip(a, b)):
+        print(f"not comparable: the records searched different positions ({len(a)} and "
+              f"{len(b)} lines; the rules or the random stream of the checkouts differ)")
+        return 2
+    groups: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0, 0])
+    for x, y in zip(a, b):
+        g = groups[x["set"], x["snakes"]]
+        g[0] += 1
+        g[1] += x != y
+        g[2] += x["move"] != y["move"]
+    print(f"{'set':8} {'snakes':>6} {'searches':>9} {'differ':>7} {'move differs':>13}")
+    for (name, snakes), (n, differ, moved) in sorted(groups.items()):
+        print(f"{name:8} {snakes:>6} {n:>9} {differ:>7} {moved:>13}")
+    differ = sum(g[1] for g in groups.values())
+    moved = sum(g[2] for g in groups.values())
+    print(f"in all: {len(a)} searches, {differ} differ ({moved} in their move); nodes "
+          f"{sum(x['nodes'] for x in a):,} and {sum(y['nodes'] for y in b):,}")
+    return 1 if differ else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.same_play",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--out", help="write the record here")
+    parser.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two records")
+    parser.add_argument("--strategy", default="search",
+                        help="a search strategy, options in brackets (default: search)")
+    parser.add_argument("--nodes", type=int, default=8000, help="nodes a search (8000)")
+    parser.add_argument("--games", type=int, default=40, help="games of positions (40)")
+    parser.add_argument("--seed", type=int, default=5)
+    args = parser.parse_args(argv)
+    if args.compare:
+        return compare(*args.compare)
+    if not args.out:
+        parser.error("give --out FILE to record, or --compare A B")
+    if args.nodes < 1 or args.games < 1:
+        parser.error("--nodes and --games must be at least 1")
+    began = time.perf_counter()
+    with open(args.out, "w", encoding="utf-8") as out:
+        searches, nodes = record(args.strategy, args.nodes, args.games, args.seed, out)
+    print(f"{searches} searches of {args.strategy} at {args.nodes} nodes, {nodes:,} nodes in "
+          f"all, {time.perf_counter() - began:.1f} s: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
