@@ -100,6 +100,13 @@ def new_game(
         raise SetupError(str(e)) from None
     if len(ids) > game_map.max_snakes:
         raise SetupError(f"map {map!r} takes at most {game_map.max_snakes} snakes, not {len(ids)}")
+    if ruleset.name == "royale" and game_map.places_hazards:
+        # The engine's royale stage wipes the hazards every turn and redraws the zone from
+        # the game's seed; these rules read the zone from the hazards, which a hazard map
+        # would corrupt. Refused rather than played by other rules.
+        raise SetupError(f"the royale ruleset on map {map!r} is not supported: its zone "
+                         "would mix with the map's hazards (play royale on the standard "
+                         "or royale map, or a hazard map with the standard ruleset)")
 
     board = Board(width, height)
     spots = place_snakes(width, height, len(ids), rng)

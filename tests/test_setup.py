@@ -176,6 +176,17 @@ def test_royale_map_shrinks_with_the_standard_ruleset():
     assert len(zone) == 42
 
 
+def test_the_royale_ruleset_is_refused_on_a_hazard_map():
+    """Its zone is read from the hazards, which a hazard map would mix into; the engine's
+    royale stage redraws the zone from its seed instead. Refused, not played otherwise."""
+    for map_id in ("hz_inner_wall", "hz_rings", "hz_columns", "hz_spiral"):
+        with pytest.raises(SetupError, match="royale ruleset on map"):
+            new_game("royale", 11, 11, ids(2), map=map_id, rng=random.Random(0))
+        new_game("standard", 11, 11, ids(2), map=map_id, rng=random.Random(0))
+    for map_id in ("standard", "royale"):
+        new_game("royale", 11, 11, ids(2), map=map_id, rng=random.Random(0))
+
+
 def test_food_spawn_squares_avoid_bodies_food_and_next_to_heads():
     state = from_ascii("""
         . . . . .
