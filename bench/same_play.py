@@ -3,9 +3,10 @@
     python -m bench.same_play --out FILE [--strategy SPEC] [--nodes 8000] [--games 40]
     python -m bench.same_play --compare A B
 
-A search stopped by its node limit decides the same way on every machine and under any
-load, so two checkouts that search alike give the same lines here: the same move, depth,
-node count and root scores, to the last bit. A change meant to leave play alone (a
+A search stopped by its node limit alone (its clock set ten minutes out) decides the same
+way on every machine and under any load, so two checkouts that search alike give the same
+lines here: the same move, depth, node count and root scores, to the last bit. Searches that
+value positions with the network are refused (none is loaded here). A change meant to leave play alone (a
 reshaping, a speed-up) shows it by an empty comparison; a change meant to alter play shows
 how much, by the number of snakes (the arena's pieces pool only lines that play alike:
 docs/evidence/README.md).
@@ -15,14 +16,16 @@ certain death; two and four snakes in turn, so three-snake positions come too), 
 turn from turn 7 while the game lasts (to turn 400), each living snake's view, searched
 twice: as played (set ``played``), and with every snake's health set to 20-44 (set
 ``hungry``), where food weighs in the evaluation (the duel weights count food only below
-50; docs/search.md). Each line is JSON: ``set``, ``snakes`` (alive), ``position`` (a digest
-of the request searched), ``move``, ``depth``, ``nodes`` and ``scores``.
+50; docs/search.md). The first line of a record says what was searched (strategy, nodes,
+games, seed and the ``NUPPEPPOU_SEARCH_*`` environment); each other line is JSON: ``set``,
+``snakes`` (alive), ``position`` (a digest of the request searched), ``move``, ``depth``,
+``nodes``, ``stopped`` (why the search ended) and ``scores``.
 
 To record an older checkout, run this file with that checkout first on the path:
 ``cd OLD && PYTHONPATH=. python NEW/bench/same_play.py --out old.jsonl``. The positions
 come from the rules of the checkout that records them; ``--compare`` refuses two records
-whose positions differ (their rules or random streams differ) rather than count them as
-differences of play.
+made with other settings or whose positions differ (their rules or random streams differ,
+or one was cut short) rather than count those as differences of play.
 """
 
 from __future__ import annotations
@@ -30,12 +33,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import random
 import sys
 import time
 from collections import defaultdict
 
-if not __package__:
+if not __package__ and sys.path and sys.path[0] == os.path.dirname(os.path.abspath(__file__)):
     # run as a file, to record another checkout: this folder (bench/, whose nnue.py would
     # shadow the nnue package) leaves the path, and the checkout on PYTHONPATH is searched
     sys.path.pop(0)
@@ -43,6 +47,12 @@ if not __package__:
 from snake import rules, setup
 from snake.board import parse_request, state_to_request
 from snake.search.strategy import VARIANTS, make_search_strategy, split_options
+
+#: The first line of a record: what was searched, so that ``--compare`` refuses two records
+#: made with other settings rather than count their differences as play.
+FORMAT = "bench.same_play 1"
+#: far beyond any search here: the node limit alone stops one (a deadline depends on load)
+THINK_MS = 600_000
 
 #: every this many turns a position is searched (a prime: turns of every parity and phase)
 EVERY = 23
@@ -81,14 +91,29 @@ def digest(body: dict) -> str:
     return hashlib.sha1(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def header(strategy_spec: str, nodes: int, games: int, seed: int) -> dict:
+    environment = {k: v for k, v in sorted(os.environ.items())
+                   if k.startswith("NUPPEPPOU_SEARCH_")}
+    return {"format": FORMAT, "strategy": strategy_spec, "nodes": nodes, "games": games,
+            "seed": seed, "environment": environment}
+
+
 def record(strategy_spec: str, nodes: int, games: int, seed: int, out) -> tuple[int, int]:
-    """Write one line per search to ``out``; ``(searches, nodes)`` in all."""
+    """Write the header and one line per search to ``out``; ``(searches, nodes)`` in all."""
     base, options = split_options(strategy_spec)
     if base not in VARIANTS:
         raise SystemExit(f"--strategy {strategy_spec!r}: not a search strategy "
                          f"({', '.join(VARIANTS)})")
+    if VARIANTS[base].get("evaluator", "voronoi") != "voronoi":
+        # without a network it would quietly search with board control, and two checkouts
+        # whose networks differ would compare alike
+        raise SystemExit(f"--strategy {strategy_spec!r}: values positions with the network; "
+                         "only board-control searches are recorded here")
     options["max_nodes"] = nodes
     strategy = make_search_strategy(base, overrides=options)
+    # set on the strategy, not as an option: older checkouts take it only as an argument
+    strategy.think_ms = THINK_MS
+    out.write(json.dumps(header(strategy_spec, nodes, games, seed)) + "\n")
     searches = total = 0
     for snakes, body in positions(games, seed):
         for name, view in (("played", body), ("hungry", hungry(body))):
@@ -98,6 +123,7 @@ def record(strategy_spec: str, nodes: int, games: int, seed: int, out) -> tuple[
                     "move": decision.move,
                     "depth": result.depth if result else None,
                     "nodes": result.nodes if result else 0,
+                    "stopped": getattr(result, "stopped", "") if result else "",
                     "scores": ({m: float(v) for m, v in sorted(result.scores.items())}
                                if result and result.scores else {})}
             out.write(json.dumps(line) + "\n")
@@ -114,9 +140,17 @@ def compare(path_a: str, path_b: str) -> int:
                 for path in (path_a, path_b))
     except (OSError, ValueError) as error:
         raise SystemExit(f"--compare: {error}") from None
+    for path, lines in ((path_a, a), (path_b, b)):
+        if not lines or lines[0].get("format") != FORMAT:
+            raise SystemExit(f"--compare: {path} is not a record of bench.same_play")
+    if a[0] != b[0]:
+        print(f"not comparable: recorded with other settings ({a[0]} and {b[0]})")
+        return 2
+    a, b = a[1:], b[1:]
     if len(a) != len(b) or any(x["position"] != y["position"] for x, y in zip(a, b)):
         print(f"not comparable: the records searched different positions ({len(a)} and "
-              f"{len(b)} lines; the rules or the random stream of the checkouts differ)")
+              f"{len(b)} searches: the checkouts' rules or random streams differ, or a "
+              "record was cut short)")
         return 2
     groups: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0, 0])
     for x, y in zip(a, b):

@@ -204,8 +204,8 @@ class GameMap:
     has_food = True
     #: Most snakes the map can place (the engine's limit for its maps).
     max_snakes = 16
-    #: Whether the map places hazards of its own (the ``hz_`` maps).
-    places_hazards = False
+    #: Whether the map adds hazards during the game (in :meth:`update`), not only at setup.
+    adds_hazards = False
 
     def static_hazards(self, width: int, height: int) -> list[Point]:
         """Hazards placed at setup (none for the standard map)."""
@@ -246,7 +246,6 @@ class RoyaleMap(GameMap):
 
 class InnerWallMap(GameMap):
     id = "hz_inner_wall"
-    places_hazards = True
 
     def static_hazards(self, width: int, height: int) -> list[Point]:
         return hazard_ring(width, height, 2)
@@ -254,7 +253,6 @@ class InnerWallMap(GameMap):
 
 class RingsMap(GameMap):
     id = "hz_rings"
-    places_hazards = True
 
     def static_hazards(self, width: int, height: int) -> list[Point]:
         hazards: list[Point] = []
@@ -265,7 +263,6 @@ class RingsMap(GameMap):
 
 class ColumnsMap(GameMap):
     id = "hz_columns"
-    places_hazards = True
 
     def static_hazards(self, width: int, height: int) -> list[Point]:
         return [(x, y) for x in range(width) for y in range(height) if x % 2 == 1 and y % 2 == 1]
@@ -276,7 +273,7 @@ class SpiralMap(GameMap):
     from then on; later squares are found from it, so the state alone carries the map."""
 
     id = "hz_spiral"
-    places_hazards = True
+    adds_hazards = True
 
     def update(self, state: GameState, rng: random.Random) -> list[Point]:
         spawned = spawn_food(state, rng)

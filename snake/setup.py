@@ -62,6 +62,20 @@ def make_ruleset(name: str, settings: Settings | None = None, *, version: str = 
     return Ruleset(name=name, version=version, settings=settings)
 
 
+def check_ruleset_on_map(ruleset: str, map_id: str) -> None:
+    """Refuse (:class:`SetupError`) a ruleset these rules cannot play on ``map_id`` as the
+    engine does: the ``royale`` ruleset on a map that adds hazards during the game
+    (``hz_spiral``). The engine's royale stage empties the hazards every turn and redraws
+    the zone from the game's seed; these rules read the zone from the hazards, which the
+    map's would corrupt. (A static hazard map's hazards are emptied on the first turn here
+    as there, so those games play alike.)"""
+    if ruleset == "royale" and get_map(map_id).adds_hazards:
+        raise SetupError(f"the royale ruleset on map {map_id!r} is not supported: the map adds "
+                         "hazards every few turns and these rules read the royale zone from "
+                         "the hazards (play royale on another map, or this map with another "
+                         "ruleset)")
+
+
 def new_game(
     ruleset: str | Ruleset,
     width: int,
@@ -100,13 +114,7 @@ def new_game(
         raise SetupError(str(e)) from None
     if len(ids) > game_map.max_snakes:
         raise SetupError(f"map {map!r} takes at most {game_map.max_snakes} snakes, not {len(ids)}")
-    if ruleset.name == "royale" and game_map.places_hazards:
-        # The engine's royale stage wipes the hazards every turn and redraws the zone from
-        # the game's seed; these rules read the zone from the hazards, which a hazard map
-        # would corrupt. Refused rather than played by other rules.
-        raise SetupError(f"the royale ruleset on map {map!r} is not supported: its zone "
-                         "would mix with the map's hazards (play royale on the standard "
-                         "or royale map, or a hazard map with the standard ruleset)")
+    check_ruleset_on_map(ruleset.name, map)
 
     board = Board(width, height)
     spots = place_snakes(width, height, len(ids), rng)

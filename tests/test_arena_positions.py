@@ -202,6 +202,14 @@ def test_positions_from_positions_of_different_sizes_are_refused(capsys, tmp_pat
     assert "different numbers of snakes alive (2, 3)" in capsys.readouterr().err
 
 
+def test_royale_on_a_map_that_adds_hazards_is_refused_from_positions_too(capsys, tmp_path):
+    """Games from positions skip the set-up; the arena refuses the pair all the same."""
+    suite = write_positions(tmp_path / "suite.jsonl", DUEL)
+    assert arena(["floodfill", "random", "--positions", str(suite), "--size", "7", "-g", "2",
+                  "-r", "royale", "-m", "hz_spiral", "--quiet"]) == 2
+    assert "the royale ruleset on map 'hz_spiral' is not supported" in capsys.readouterr().err
+
+
 def test_the_suite_of_last_duels_is_playable(capsys, tmp_path):
     """The committed suite (docs/evidence) loads: 57 duels on 11x11 standard, each of two
     living snakes; its first position plays out between two quick players."""

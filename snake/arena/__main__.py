@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 from ..board import RULESETS, Settings
 from ..progress import Progress
+from ..setup import check_ruleset_on_map
 from .match import GameResult, play_game
 from .players import PlayerError, PlayerSpec, fetch_metadata, parse_players
 from .positions import load_positions
@@ -200,6 +201,7 @@ def run(args: argparse.Namespace) -> int:
     if args.sprt is not None and n_snakes != 2:
         # its Elo is a duel's: 0 Elo is a 50 % score, where even play with 4 snakes is 25 %
         raise ValueError(f"--sprt tests duels; these games have {n_snakes} snakes")
+    check_ruleset_on_map(args.ruleset, args.map)    # games from positions skip the set-up
 
     # Ask every HTTP snake for its looks once, as the CLI does; an unreachable snake stops
     # the run before it starts.
