@@ -7,9 +7,9 @@ A search stopped by its node limit alone (its clock set ten minutes out) decides
 way on every machine and under any load, so two checkouts that search alike give the same
 lines here: the same move, depth, node count and root scores, to the last bit. Searches that
 value positions with the network are refused (none is loaded here). A change meant to
-leave play alone (a reshaping, a speed-up) shows it by an empty comparison; a change meant to alter play shows
-how much, by the number of snakes (the arena's pieces pool only lines that play alike:
-docs/evidence/README.md).
+leave play alone (a reshaping, a speed-up) shows it by an empty comparison; a change meant
+to alter play shows how much, by the number of snakes (the arena's pieces pool only lines
+that play alike: docs/evidence/README.md).
 
 Positions: ``--games`` seeded 11x11 standard games of random snakes (moves that are not
 certain death; two and four snakes in turn, so three-snake positions come too), every 23rd
