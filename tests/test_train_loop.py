@@ -43,7 +43,8 @@ def test_each_generation_plays_learns_and_is_gated(two_generations):
         assert match["games"] in (2, 4) and match["wins"] + match["draws"] + match["losses"] == match["games"]
         assert match["against"] == g["parent"]
         assert (match["verdict"], g["promoted"]) == loop.decide(
-            Score(match["wins"], match["draws"], match["losses"]), [0, 30], 0.05, 0.05)
+            Score(match["wins"], match["draws"], match["losses"]), [0, 30], 0.05, 0.05,
+            futility=True)
     # the second generation is played by the best of the first gate
     assert gens[1]["parent"] == (1 if gens[0]["promoted"] else 0)
     best = state["best"]
@@ -105,3 +106,40 @@ def test_the_gate_promotes_only_a_significant_win():
     # the cap came first, but the interval is wholly above one half
     assert loop.decide(Score(14, 0, 2), [100, 400], 0.01, 0.01) == ("undecided", True)
     assert loop.decide(Score(0, 0, 0), [0, 30], 0.05, 0.05) == ("undecided", False)
+
+
+def test_a_significant_loss_ends_the_gate_with_futility():
+    # 0 of 10: the 95 % interval is [0, 27.8 %], wholly below one half
+    assert loop.decide(Score(0, 0, 10), [0, 30], 0.05, 0.05, futility=True) == ("worse", False)
+    assert loop.decide(Score(0, 0, 10), [0, 30], 0.05, 0.05) == ("undecided", False)
+    # 3 of 10 is not significant ([10.8, 60.3]); a decided SPRT keeps its own verdict
+    assert loop.decide(Score(3, 0, 7), [0, 30], 0.05, 0.05, futility=True) == ("undecided", False)
+    assert loop.decide(Score(5, 0, 45), [0, 30], 0.05, 0.05, futility=True) == ("H0", False)
+    assert loop.decide(Score(45, 0, 5), [0, 30], 0.05, 0.05, futility=True) == ("H1", True)
+
+
+def test_a_gate_lost_outright_is_worse_and_reported(two_generations, tmp_path):
+    import shutil
+
+    directory = tmp_path / "L"
+    shutil.copytree(two_generations[0], directory)
+    state = json.loads((directory / "loop.json").read_text())
+    last = state["generations"][1]
+    del last["stages"]["gate"], last["match"], last["promoted"]
+    state["best"] = last["parent"]
+    # every finished game of generation 2's match lost: 0-0-4, interval [0, 49.0 %]
+    for piece in (directory / "gen-2" / "match").glob("piece-*"):
+        results = json.loads((piece / "results.json").read_text())
+        first = results["players"][0]
+        first["wins"], first["draws"], first["losses"] = 0, 0, first["games"]
+        (piece / "results.json").write_text(json.dumps(results))
+    # a directory made before --futility existed takes it on its first resume
+    del state["settings"]["futility"]
+    (directory / "loop.json").write_text(json.dumps(state))
+    again = run(directory, "--generations", "2")
+    match = again["generations"][1]["match"]
+    assert (match["wins"], match["losses"], match["verdict"]) == (0, 4, "worse")
+    assert not again["generations"][1]["promoted"] and again["settings"]["futility"] is True
+    assert "| worse (LLR" in (directory / "generations.md").read_text()
+    with pytest.raises(SystemExit, match="other settings"):
+        loop.main(["--dir", str(directory), *TINY, "--no-futility"])

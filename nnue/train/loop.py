@@ -20,8 +20,10 @@ of the two nearest opponents, as ``search-joint``; in duels the default's own). 
    search with this network (``search-blend`` at weight 0.5, ``search-net`` at 1) against
    the best generation, in pieces of ``--gate-piece`` games with fixed seeds, scored
    together after each piece: a sequential test (``--sprt ELO0,ELO1``) stops it once
-   decided, ``--gate-games`` caps it. Only a significant win is promoted: SPRT's H1, or at
-   the cap a 95 % Wilson interval wholly above 50 %.
+   decided, and so does a significant loss (``--futility``, on by default: the 95 % Wilson
+   interval wholly below 50 %, verdict ``worse``); ``--gate-games`` caps it. Only a
+   significant win is promoted: SPRT's H1, or at the cap a 95 % Wilson interval wholly
+   above 50 %.
 
 Every stage is resumable: ``DIR/loop.json`` records what is done (with each stage's wall
 time), self-play resumes its finished chunks, training its checkpoint, and a match its
@@ -63,6 +65,8 @@ class Loop:
         if self.path.is_file():
             self.state = json.loads(self.path.read_text())
             old = self.state["settings"]
+            # a directory made before an option existed takes it as given, once
+            old.update({k: v for k, v in settings.items() if k not in old})
             if old != settings:
                 changed = sorted(k for k in settings if old.get(k) != settings[k])
                 raise SystemExit(f"{self.path}: made with other settings ({', '.join(changed)}); "
@@ -199,7 +203,7 @@ class Loop:
         piece = 0
         while True:
             score = self.match_score(match_dir)
-            if (sprt_verdict(score, *a.sprt, a.alpha, a.beta) != "undecided"
+            if (decide(score, a.sprt, a.alpha, a.beta, a.futility)[0] != "undecided"
                     or score.games >= a.gate_games):
                 break
             out = match_dir / f"piece-{piece:03d}"
@@ -230,7 +234,7 @@ class Loop:
             piece += 1
         lo, hi = score.interval
         llr = sprt_llr(score, *a.sprt)
-        verdict, promoted = decide(score, a.sprt, a.alpha, a.beta)
+        verdict, promoted = decide(score, a.sprt, a.alpha, a.beta, a.futility)
         elo_lo, elo_hi = score.elo_interval
         match = {"games": score.games, "wins": score.wins, "draws": score.draws,
                  "losses": score.losses, "score": score.fraction, "score_ci95": [lo, hi],
@@ -310,10 +314,16 @@ class Loop:
                     title="elo by generation", x_label="generation")
 
 
-def decide(score: Score, sprt: list[float], alpha: float, beta: float) -> tuple[str, bool]:
-    """The gate's verdict on a match score (``H1``, ``H0`` or ``undecided``) and whether the
-    new generation is promoted: on H1, or undecided with its 95 % interval above 50 %."""
+def decide(score: Score, sprt: list[float], alpha: float, beta: float,
+           futility: bool = False) -> tuple[str, bool]:
+    """The gate's verdict on a match score (``H1``, ``H0``, ``worse`` or ``undecided``) and
+    whether the new generation is promoted: on H1, or undecided with its 95 % interval above
+    50 %. With ``futility``, a score whose 95 % interval lies wholly below 50 % is ``worse``
+    (a significant loss) and ends the match: a candidate that far behind is not promoted,
+    and SPRT between two close hypotheses would take dozens of games more to say H0."""
     verdict = sprt_verdict(score, *sprt, alpha, beta)
+    if verdict == "undecided" and futility and score.games > 0 and score.interval[1] < 0.5:
+        verdict = "worse"
     return verdict, verdict == "H1" or (verdict == "undecided" and score.games > 0
                                          and score.interval[0] > 0.5)
 
@@ -324,7 +334,7 @@ PIECE = re.compile(r"piece-\d{3,}")
 #: Options that must stay the same over a loop directory's life.
 SETTINGS = ("games", "nodes", "hidden", "epochs", "lam", "network_weight", "gate_games",
             "gate_piece", "sprt", "alpha", "beta", "gate_timeout", "gate_size", "gate_snakes",
-            "gate_max_turns", "seed", "chunk", "holdout")
+            "gate_max_turns", "seed", "chunk", "holdout", "futility")
 
 
 def say(text: str) -> None:
@@ -352,6 +362,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--sprt", type=_elo_pair, default=(0.0, 30.0), metavar="ELO0,ELO1")
     ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--beta", type=float, default=0.05)
+    ap.add_argument("--futility", action=argparse.BooleanOptionalAction, default=True,
+                    help="stop a match whose 95%% interval lies wholly below 50%% (on)")
     ap.add_argument("--gate-timeout", type=int, default=500, help="ms per move in the match (500)")
     ap.add_argument("--gate-size", type=int, default=11)
     ap.add_argument("--gate-snakes", type=int, default=2)
