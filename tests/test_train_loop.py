@@ -143,3 +143,32 @@ def test_a_gate_lost_outright_is_worse_and_reported(two_generations, tmp_path):
     assert "| worse (LLR" in (directory / "generations.md").read_text()
     with pytest.raises(SystemExit, match="other settings"):
         loop.main(["--dir", str(directory), *TINY, "--no-futility"])
+
+
+def test_a_loop_killed_in_a_stage_records_the_stage_time(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    directory = tmp_path / "L"
+    argv = [sys.executable, "-m", "nnue.train.loop", "--dir", str(directory), *TINY,
+            "--generations", "1", "--gate-games", "400", "--no-futility"]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.Popen(argv, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": root})
+    try:
+        deadline = time.monotonic() + 240
+        # wait until the gate has finished a piece, then stop it as `kill` would
+        while not any((directory / "gen-1" / "match").glob("piece-00[0-9]")):
+            assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode not in (0, None) and "interrupted" in err.decode()
+    record = json.loads((directory / "loop.json").read_text())["generations"][0]
+    assert not record["stages"].get("gate") and record["seconds"]["gate"] > 0

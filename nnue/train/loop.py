@@ -42,6 +42,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -241,7 +242,7 @@ class Loop:
                  "elo": score.elo, "elo_ci95": [elo_lo, elo_hi], "sprt": list(a.sprt),
                  "llr": llr, "verdict": verdict, "against": parent}
         say(f"  gate: {score.wins}-{score.draws}-{score.losses}, score {score.fraction:.3f} "
-            f"[{lo:.3f}, {hi:.3f}], SPRT {verdict}: {'promoted' if promoted else 'not promoted'}")
+            f"[{lo:.3f}, {hi:.3f}], verdict {verdict}: {'promoted' if promoted else 'not promoted'}")
         if promoted:    # saved with the stage; a crash before that replays the (finished) match
             shutil.copyfile(self.weights_of(g), self.dir / "best.npz.tmp")
             os.replace(self.dir / "best.npz.tmp", self.dir / "best.npz")
@@ -386,9 +387,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def _stop(signum, frame) -> None:
+    # SIGTERM (kill, a session's end) unwinds like Ctrl-C, so the stage being run records
+    # its wall time and the arena ends its games, instead of the process just vanishing.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: list[str] | None = None) -> None:
     loop = Loop(parse_args(argv))
-    loop.run()
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        loop.run()
+    except KeyboardInterrupt:
+        raise SystemExit(f"{loop.dir}: interrupted; the same command resumes it") from None
     say(f"best: generation {loop.state['best']}; table {loop.dir / 'generations.md'}, "
         f"plot {loop.dir / 'elo.png'}")
 

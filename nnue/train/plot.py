@@ -7,6 +7,7 @@ a legend. Text uses a built-in 3x5 pixel font, so it needs no font files.
 
 from __future__ import annotations
 
+import math
 import struct
 import zlib
 from pathlib import Path
@@ -73,6 +74,13 @@ def _line(img: np.ndarray, x0: float, y0: float, x1: float, y1: float, colour, t
             img[yy, xx] = colour
 
 
+def _tick(value: float, span: float) -> str:
+    """An axis label with as many decimals as the axis' span needs (four for a loss curve
+    a few hundredths high, none for Elo spanning hundreds)."""
+    decimals = min(4, max(0, 2 - math.floor(math.log10(span)))) if span > 0 else 4
+    return f"{value:.{decimals}f}"
+
+
 def plot_curves(path: str | Path, series: dict[str, tuple[list[float], list[float]]],
                 title: str = "", width: int = 720, height: int = 440, x_label: str = "epoch") -> None:
     """Plot named ``(xs, ys)`` series (e.g. train and validation loss per epoch) to a PNG."""
@@ -99,12 +107,12 @@ def plot_curves(path: str | Path, series: dict[str, tuple[list[float], list[floa
     for k in range(1, 4):  # light horizontal grid
         yy = top + k * (bottom - top) / 4
         _line(img, left, yy, right, yy, (235, 235, 235))
-        _text(img, 4, int(yy) - 5, f"{y_hi - k * (y_hi - y_lo) / 4:.4f}", (90, 90, 90))
+        _text(img, 4, int(yy) - 5, _tick(y_hi - k * (y_hi - y_lo) / 4, y_hi - y_lo), (90, 90, 90))
     for a, b, c, d in ((left, top, right, top), (left, bottom, right, bottom),
                        (left, top, left, bottom), (right, top, right, bottom)):
         _line(img, a, b, c, d, grey)
-    _text(img, 4, top - 5, f"{y_hi:.4f}")
-    _text(img, 4, bottom - 5, f"{y_lo:.4f}")
+    _text(img, 4, top - 5, _tick(y_hi, y_hi - y_lo))
+    _text(img, 4, bottom - 5, _tick(y_lo, y_hi - y_lo))
     _text(img, left, bottom + 8, f"{x_lo:g}")
     _text(img, right - 8 * len(f"{x_hi:g}"), bottom + 8, f"{x_hi:g}")
     _text(img, (left + right) // 2 - 4 * len(x_label), bottom + 24, x_label)
