@@ -2,7 +2,7 @@
 
 :func:`forward_one` goes from one accumulator to the four scores: the first layer's scale,
 ReLU, the 512x512 layer as a sum of the rows of ``W2`` for the units that are on (about half
-are off after the ReLU, and are skipped), ReLU, the output layer and the sigmoid. A quantised
+are off after the ReLU, and are skipped; the others' rows are added four at a time), ReLU, the output layer and the sigmoid. A quantised
 network's ``W2`` rows are int8 with one scale per row (:mod:`nnue.network`): the scale
 multiplies the unit's activation once, and the row is read as a quarter of the bytes of a
 float32 row, which is most of what the pass costs.
@@ -31,13 +31,30 @@ def forward_one(acc, scale, w2, w2_scale, b2, w3, b3, hidden, out):
     n_in, n_hidden = w2.shape
     for j in range(n_hidden):
         hidden[j] = b2[j]
+    # The rows of the units that are on are added four at a time: one pass over `hidden`
+    # per four rows instead of one per row (half the time of the layer, measured).
+    on = np.empty(n_in, np.int64)
+    xs = np.empty(n_in, np.float32)
+    n_on = 0
     for i in range(n_in):
         x = np.float32(acc[i] * scale[i])
         if x > 0:
-            x = np.float32(x * w2_scale[i])
-            row = w2[i]
-            for j in range(n_hidden):
-                hidden[j] += x * np.float32(row[j])
+            on[n_on] = i
+            xs[n_on] = np.float32(x * w2_scale[i])
+            n_on += 1
+    k = 0
+    while k + 4 <= n_on:
+        r0, r1, r2, r3 = w2[on[k]], w2[on[k + 1]], w2[on[k + 2]], w2[on[k + 3]]
+        x0, x1, x2, x3 = xs[k], xs[k + 1], xs[k + 2], xs[k + 3]
+        for j in range(n_hidden):
+            hidden[j] += ((x0 * np.float32(r0[j]) + x1 * np.float32(r1[j]))
+                          + (x2 * np.float32(r2[j]) + x3 * np.float32(r3[j])))
+        k += 4
+    while k < n_on:            # the last one to three rows
+        row, x = w2[on[k]], xs[k]
+        for j in range(n_hidden):
+            hidden[j] += x * np.float32(row[j])
+        k += 1
     n_out = out.shape[0]
     for k in range(n_out):
         out[k] = b3[k]

@@ -129,6 +129,19 @@ def test_compiled_forward_equals_numpy_forward(small_net):
             assert np.allclose(net.score(acc), net.forward(net.pre_activation(acc)), atol=1e-5)
 
 
+def test_compiled_forward_equals_numpy_for_any_number_of_units_on(small_net):
+    """The compiled pass adds the rows of the units that are on four at a time and the last
+    one to three alone: every count of units on, none to all, gives numpy's scores."""
+    net = small_net.quantise()
+    rng = np.random.default_rng(3)
+    h1 = net.w2.shape[0]
+    for n_on in list(range(10)) + [h1 - 1, h1]:
+        acc = -rng.integers(1, 5000, h1).astype(np.int32)
+        acc[rng.choice(h1, n_on, replace=False)] *= -1
+        assert int((net.pre_activation(acc) > 0).sum()) == n_on
+        assert np.allclose(net.score(acc), net.forward(net.pre_activation(acc)), atol=1e-5)
+
+
 def test_version_1_file_loads_as_the_same_network(tmp_path, small_net):
     """A version 1 file (float W2, no w2_scale) is read and W2 quantised on loading: it plays
     exactly as the same network saved in version 2."""
