@@ -55,17 +55,24 @@ def test_each_generation_plays_learns_and_is_gated(two_generations):
     assert (directory / "elo.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_an_interrupted_loop_resumes_where_it_stopped(two_generations, tmp_path):
+def gate_undone(two_generations, tmp_path):
+    """A copy of the two-generation loop with generation 2's gate not recorded: (directory,
+    loop.json's state, generation 2's record)."""
     import shutil
 
     directory = tmp_path / "L"
     shutil.copytree(two_generations[0], directory)
     state = json.loads((directory / "loop.json").read_text())
+    last = state["generations"][1]
+    del last["stages"]["gate"], last["match"], last["promoted"]
+    return directory, state, last
+
+
+def test_an_interrupted_loop_resumes_where_it_stopped(two_generations, tmp_path):
+    directory, state, last = gate_undone(two_generations, tmp_path)
     # cut generation 2 short inside its match: the gate not recorded, the last piece
     # interrupted (the arena leaves the results of the games it finished, in the piece's
     # ".part" folder: here one of its two)
-    last = state["generations"][1]
-    del last["stages"]["gate"], last["match"], last["promoted"]
     pieces = sorted((directory / "gen-2" / "match").glob("piece-*"))
     assert pieces and not any(p.name.endswith(".part") for p in pieces)
     cut = pieces[-1].with_name(pieces[-1].name + ".part")
@@ -119,13 +126,7 @@ def test_a_significant_loss_ends_the_gate_with_futility():
 
 
 def test_a_gate_lost_outright_is_worse_and_reported(two_generations, tmp_path):
-    import shutil
-
-    directory = tmp_path / "L"
-    shutil.copytree(two_generations[0], directory)
-    state = json.loads((directory / "loop.json").read_text())
-    last = state["generations"][1]
-    del last["stages"]["gate"], last["match"], last["promoted"]
+    directory, state, last = gate_undone(two_generations, tmp_path)
     state["best"] = last["parent"]
     # every finished game of generation 2's match lost: 0-0-4, interval [0, 49.0 %]
     for piece in (directory / "gen-2" / "match").glob("piece-*"):
