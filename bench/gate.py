@@ -8,9 +8,9 @@ Each match draws games of a candidate with a given expected score (wins and loss
 as :func:`nnue.train.loop.decide` says (SPRT between ``--sprt`` Elo bounds, α = β = 0.05)
 or at ``--cap`` games; once without the futility stop, once with it (a 95 % interval wholly
 below 50 % ends the match as ``worse``), on the same games (one random stream per match, so
-the two rules differ only where they decide differently). It prints, for each expected score and rule, the
-mean number of games and the share of each verdict (``cap``: the cap came first) and of
-promotions. A score of 0.543 is +30 Elo. No arena game is played: this is the arithmetic of
+the two rules differ only where they decide differently). It prints, for each expected
+score and rule, the mean number of games and the share of each verdict (``cap``: the cap
+came first) and of promotions. A score of 0.543 is +30 Elo. No arena game is played: this is the arithmetic of
 the stopping rules, for choosing ``--sprt``, ``--gate-piece`` and ``--futility``.
 """
 

@@ -2,10 +2,10 @@
 
 :func:`forward_one` goes from one accumulator to the four scores: the first layer's scale,
 ReLU, the 512x512 layer as a sum of the rows of ``W2`` for the units that are on (about half
-are off after the ReLU, and are skipped; the others' rows are added four at a time), ReLU, the output layer and the sigmoid. A quantised
-network's ``W2`` rows are int8 with one scale per row (:mod:`nnue.network`): the scale
-multiplies the unit's activation once, and the row is read as a quarter of the bytes of a
-float32 row, which is most of what the pass costs.
+are off after the ReLU, and are skipped; the others' rows are added four at a time), ReLU,
+the output layer and the sigmoid. A quantised network's ``W2`` rows are int8 with one scale
+per row (:mod:`nnue.network`): the scale multiplies the unit's activation once, and the row
+is read as a quarter of the bytes of a float32 row, which is most of what the pass costs.
 
 These compute what :meth:`nnue.network.Network.forward` computes with numpy (batches still
 go through it, as BLAS matrix products with ``W2`` dequantised); activations and sums are
