@@ -45,6 +45,15 @@ def test_each_generation_plays_learns_and_is_gated(two_generations):
         assert (match["verdict"], g["promoted"]) == loop.decide(
             Score(match["wins"], match["draws"], match["losses"]), [0, 30], 0.05, 0.05,
             futility=True)
+    # each learns from the games of the last three generations (--window's default): the
+    # first from its own, the second from both, linked into one data directory
+    assert gens[0]["train"]["generations"] == [1]
+    assert gens[0]["train"]["positions"] == gens[0]["data"]["positions"]
+    assert gens[1]["train"]["generations"] == [1, 2]
+    assert gens[1]["train"]["positions"] == sum(g["data"]["positions"] for g in gens)
+    assert gens[1]["train"]["games"] == sum(g["data"]["games"] for g in gens) == 12
+    window = json.loads((directory / "gen-2" / "window" / "meta.json").read_text())
+    assert [m["dir"] for m in window["merged_from"]] == [str(directory / f"gen-{k}" / "data") for k in (1, 2)]
     # the second generation is played by the best of the first gate
     assert gens[1]["parent"] == (1 if gens[0]["promoted"] else 0)
     best = state["best"]
@@ -52,6 +61,7 @@ def test_each_generation_plays_learns_and_is_gated(two_generations):
     assert (directory / "best.npz").is_file() == (best > 0)
     table = (directory / "generations.md").read_text()
     assert table.count("\n| 1 |") == 1 and table.count("\n| 2 |") == 1
+    assert f"gens 1–2: 12 games, {gens[1]['train']['positions']:,} positions" in table
     assert (directory / "elo.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -94,6 +104,16 @@ def test_an_interrupted_loop_resumes_where_it_stopped(two_generations, tmp_path)
         [before[k] for k in ("games", "wins", "draws", "losses")]
     with pytest.raises(SystemExit, match="other settings"):
         loop.main(["--dir", str(directory), *TINY, "--nodes", "61"])
+
+
+def test_the_window_is_the_last_generations_that_exist(tmp_path):
+    def window(size, g):
+        return loop.Loop(loop.parse_args(["--dir", str(tmp_path / f"w{size}"), "--window", str(size)])).window(g)
+
+    assert [window(3, g) for g in (1, 2, 3, 5)] == [[1], [1, 2], [1, 2, 3], [3, 4, 5]]
+    assert window(1, 4) == [4]
+    with pytest.raises(SystemExit):
+        loop.parse_args(["--dir", str(tmp_path / "w0"), "--window", "0"])
 
 
 def test_a_piece_must_not_split_a_start_between_seats(capsys, tmp_path):

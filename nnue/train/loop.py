@@ -1,7 +1,7 @@
 """The learning loop: each generation plays, the next learns from it, a match decides.
 
     python -m nnue.train.loop --dir runs/loop --generations 5 [--games 2000] [--nodes 8000]
-        [--hidden 128 32] [--epochs 10] [--network-weight 0.5] [--gate-games 400]
+        [--window 3] [--hidden 128 32] [--epochs 10] [--network-weight 0.5] [--gate-games 400]
         [--gate-piece 20] [--sprt 0,30] [--gate-timeout 500] [--workers 2] [--ray ADDRESS]
 
 Generation 0 is the compiled search with board control (self-play's tree: joint replies
@@ -11,9 +11,11 @@ of the two nearest opponents, as ``search-joint``; in duels the default's own). 
    (:mod:`nnue.train.selfplay`: ``--nodes`` per move, every move scored; generation 0 with
    board control, a later one with its network in the leaves at ``--network-weight``) into
    ``DIR/gen-g/data``;
-2. **train**: :mod:`nnue.train.fit` on that data (``--hidden``, ``--epochs``), starting
-   from the best generation's weights when it has a network of the same shape, into
-   ``DIR/gen-g/run``;
+2. **train**: :mod:`nnue.train.fit` (``--hidden``, ``--epochs``) on the games of the last
+   ``--window`` generations (``g`` and the ones before it, linked together into
+   ``DIR/gen-g/window`` by :mod:`nnue.train.merge`; generation ``g``'s alone with
+   ``--window 1``), starting from the best generation's weights when it has a network of
+   the same shape, into ``DIR/gen-g/run``;
 3. **export**: the quantised network ``DIR/gen-g/nnue.npz`` (:mod:`nnue.train.export`);
 4. **gate**: an arena match (:mod:`snake.arena`, 11x11 standard 1v1 unless told otherwise,
    built-ins held to ``--gate-timeout`` ms as the engine holds a snake) of the compiled
@@ -157,12 +159,33 @@ class Loop:
                          "positions_per_hour": meta["positions_per_hour"],
                          "player": self.player_of(parent)}}
 
+    def window(self, g: int) -> list[int]:
+        """The generations whose games generation ``g`` learns from, oldest first."""
+        return list(range(max(1, g - self.args.window + 1), g + 1))
+
+    def training_data(self, g: int) -> Path:
+        """The data directory generation ``g`` is trained on: its own self-play games, or
+        with a window of several generations their finished chunks linked into one
+        directory (links, not copies; made again identically on resume)."""
+        from .merge import merge
+
+        gens = self.window(g)
+        if len(gens) == 1:
+            return self.gen_dir(g) / "data"
+        out = self.gen_dir(g) / "window"
+        sources = [self.gen_dir(k) / "data" for k in gens]
+        merge(out, sources, command=f"python -m nnue.train.merge --out {out} "
+                                    + " ".join(map(str, sources)))
+        return out
+
     def train(self, g: int, parent: int) -> dict:
         from . import fit
+        from .shards import load_meta
 
         a = self.args
         run = self.gen_dir(g) / "run"
-        argv = ["--data", str(self.gen_dir(g) / "data"), "--run", str(run), "--hidden",
+        data = self.training_data(g)
+        argv = ["--data", str(data), "--run", str(run), "--hidden",
                 str(a.hidden[0]), str(a.hidden[1]), "--epochs", str(a.epochs), "--threads",
                 str(a.workers), "--seed", str(a.seed), "--quiet"]
         if (run / "checkpoint.pt").is_file():
@@ -173,9 +196,12 @@ class Loop:
         state = fit.fit(fit.parse_args(argv), argv)
         # (a resumed run says where it started from in its own history, not in this argv)
         init = json.loads((run / "history.json").read_text())["config"].get("init")
+        meta = load_meta(data)
         return {"train": {"best_val": state["best_val"], "best_epoch": state["best_epoch"],
                           "epochs": len(state["history"]), "stopped": state["stopped"],
-                          "initialised_from": parent if init else None}}
+                          "initialised_from": parent if init else None,
+                          "generations": self.window(g), "games": meta["games"],
+                          "positions": meta["positions"]}}
 
     def _same_shape(self, parent: int) -> bool:
         history = self.gen_dir(parent) / "run" / "history.json"
@@ -188,7 +214,7 @@ class Loop:
 
         out = self.weights_of(g)
         say(f"  export: {out}")
-        manifest = export.export(self.gen_dir(g) / "run", self.gen_dir(g) / "data", out,
+        manifest = export.export(self.gen_dir(g) / "run", self.training_data(g), out,
                                  command=f"python -m nnue.train.loop --dir {self.dir} (generation {g})",
                                  threads=self.args.workers,
                                  note=f"generation {g} of {self.dir}")
@@ -285,9 +311,9 @@ class Loop:
         from .plot import plot_curves
 
         elo = self.elo_by_generation()
-        lines = ["| gen | parent | self-play games | positions | play s | train (val loss, epochs) | train s "
-                 "| export s | match W-D-L | score [95 %] | Elo [95 %] | SPRT | promoted | gate s |",
-                 "|---:|---:|---:|---:|---:|---|---:|---:|---|---|---|---|---|---:|"]
+        lines = ["| gen | parent | self-play games | positions | play s | trained on | train (val loss, epochs) "
+                 "| train s | export s | match W-D-L | score [95 %] | Elo [95 %] | SPRT | promoted | gate s |",
+                 "|---:|---:|---:|---:|---:|---|---|---:|---:|---|---|---|---|---|---:|"]
         for r in self.state["generations"]:
             data, train, match, secs = r.get("data", {}), r.get("train", {}), r.get("match"), r.get("seconds", {})
             if match:
@@ -299,8 +325,9 @@ class Loop:
             else:
                 m = "… | | | | (in progress)"
             t = (f"{train['best_val']:.4f}, {train['epochs']}" if train else "")
+            on = _trained_on(train)
             lines.append(f"| {r['generation']} | {r['parent']} | {data.get('games', '')} | "
-                         f"{data.get('positions', '')} | {secs.get('play', '')} | {t} | "
+                         f"{data.get('positions', '')} | {secs.get('play', '')} | {on} | {t} | "
                          f"{secs.get('train', '')} | {secs.get('export', '')} | {m} | "
                          f"{secs.get('gate', '')} |")
         best = self.state["best"]
@@ -313,6 +340,17 @@ class Loop:
         plot_curves(self.dir / "elo.png", {"gated": (gens, [elo[g] for g in gens]),
                                            "best": (chain, [elo[g] for g in chain])},
                     title="elo by generation", x_label="generation")
+
+
+def _trained_on(train: dict) -> str:
+    """The table's "trained on" cell: the generations' games a training run read."""
+    if not train:
+        return ""
+    gens = train.get("generations")
+    if not gens:    # recorded before --window: its own generation's games
+        return "own games"
+    span = f"gen {gens[0]}" if len(gens) == 1 else f"gens {gens[0]}–{gens[-1]}"
+    return f"{span}: {train['games']:,} games, {train['positions']:,} positions"
 
 
 def decide(score: Score, sprt: list[float], alpha: float, beta: float,
@@ -335,7 +373,7 @@ PIECE = re.compile(r"piece-\d{3,}")
 #: Options that must stay the same over a loop directory's life.
 SETTINGS = ("games", "nodes", "hidden", "epochs", "lam", "network_weight", "gate_games",
             "gate_piece", "sprt", "alpha", "beta", "gate_timeout", "gate_size", "gate_snakes",
-            "gate_max_turns", "seed", "chunk", "holdout", "futility")
+            "gate_max_turns", "seed", "chunk", "holdout", "futility", "window")
 
 
 def say(text: str) -> None:
@@ -354,6 +392,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--chunk", type=int, default=10, help="self-play games per chunk (10)")
     ap.add_argument("--holdout", type=float, default=0.05,
                     help="self-play games held out for validation, and as many for test (0.05)")
+    ap.add_argument("--window", type=int, default=3,
+                    help="generations whose games each one learns from: it and the ones before (3)")
     ap.add_argument("--hidden", type=int, nargs=2, default=[128, 32], metavar=("H1", "H2"))
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--network-weight", type=float, default=0.5, choices=sorted(VARIANT_OF_WEIGHT),
@@ -375,7 +415,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = ap.parse_args(argv)
     args.hidden = list(args.hidden)
     args.sprt = list(args.sprt)
-    if min(args.generations, args.games, args.nodes, args.epochs, args.gate_games,
+    if min(args.generations, args.games, args.nodes, args.epochs, args.gate_games, args.window,
            args.gate_piece, args.gate_timeout, args.gate_snakes, args.workers, args.chunk) < 1:
         ap.error("counts and sizes must be positive")
     # (a loop begun before this rule goes on with the pieces it began with)
