@@ -54,6 +54,8 @@ def test_each_generation_plays_learns_and_is_gated(two_generations):
     assert gens[1]["train"]["games"] == sum(g["data"]["games"] for g in gens) == 12
     window = json.loads((directory / "gen-2" / "window" / "meta.json").read_text())
     assert [m["dir"] for m in window["merged_from"]] == [str(directory / f"gen-{k}" / "data") for k in (1, 2)]
+    shipped = Network.load(directory / "gen-2" / "nnue.npz").manifest["data"]
+    assert shipped["positions"] == gens[1]["train"]["positions"] and len(shipped["merged_from"]) == 2
     # the second generation is played by the best of the first gate
     assert gens[1]["parent"] == (1 if gens[0]["promoted"] else 0)
     best = state["best"]

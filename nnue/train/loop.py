@@ -167,15 +167,19 @@ class Loop:
         """The data directory generation ``g`` is trained on: its own self-play games, or
         with a window of several generations their finished chunks linked into one
         directory (links, not copies; made again identically on resume)."""
-        from .merge import merge
+        from .merge import MergeError, merge
 
         gens = self.window(g)
         if len(gens) == 1:
             return self.gen_dir(g) / "data"
         out = self.gen_dir(g) / "window"
         sources = [self.gen_dir(k) / "data" for k in gens]
-        merge(out, sources, command=f"python -m nnue.train.merge --out {out} "
-                                    + " ".join(map(str, sources)))
+        try:
+            merge(out, sources, command=f"python -m nnue.train.merge --out {out} "
+                                        + " ".join(map(str, sources)))
+        except MergeError as exc:
+            raise SystemExit(f"generation {g}: its window of games ({', '.join(map(str, gens))}) "
+                             f"cannot be merged: {exc}") from None
         return out
 
     def train(self, g: int, parent: int) -> dict:
@@ -214,7 +218,10 @@ class Loop:
 
         out = self.weights_of(g)
         say(f"  export: {out}")
-        manifest = export.export(self.gen_dir(g) / "run", self.training_data(g), out,
+        run = self.gen_dir(g) / "run"
+        # the data the network was trained on, as its run recorded it
+        data = json.loads((run / "history.json").read_text())["config"]["data"]
+        manifest = export.export(run, data, out,
                                  command=f"python -m nnue.train.loop --dir {self.dir} (generation {g})",
                                  threads=self.args.workers,
                                  note=f"generation {g} of {self.dir}")
