@@ -2,7 +2,9 @@
 
 import copy
 import json
+import logging
 import random
+import re
 import threading
 
 import pytest
@@ -30,6 +32,39 @@ def app(network):
 @pytest.fixture()
 def client(app):
     return app.test_client()
+
+
+@pytest.fixture(autouse=True)
+def move_failures(request):
+    """The "/move failed" records the service logs during a test. The server answers a
+    legal move even when the strategy breaks (its last resort), so a test that only checks
+    for a legal move would pass with a broken strategy: every test here fails on such a
+    record unless it is marked ``strategy_fails`` (and then it can check them)."""
+    records = []
+    handler = logging.Handler(logging.ERROR)
+    handler.emit = records.append
+    logger = logging.getLogger("nuppeppou")
+    logger.addHandler(handler)
+    try:
+        yield records
+    finally:
+        logger.removeHandler(handler)
+    if request.node.get_closest_marker("strategy_fails") is None:
+        failed = [r.getMessage() for r in records if "/move failed" in r.getMessage()]
+        assert not failed, f"the strategy failed and the last resort answered: {failed}"
+
+
+def answers(client):
+    """How many moves each part of the snake has answered, from ``/metrics``."""
+    text = client.get("/metrics").get_data(as_text=True)
+    return {by: float(n) for by, n in re.findall(r'^nuppeppou_answers_total\{by="([^"]+)"\} (\S+)$',
+                                                   text, re.M)}
+
+
+def answered(client, before):
+    """The answers since ``before`` (:func:`answers`), by part, without zeros."""
+    now = answers(client)
+    return {by: n - before.get(by, 0.0) for by, n in now.items() if n != before.get(by, 0.0)}
 
 
 def body_of(drawing="""
@@ -61,10 +96,13 @@ def test_a_whole_game(app, client):
     assert client.post("/start", json=wire[0]).json == {}
     session = sessions_of(app).session("g1", "s0")
     assert session.accumulator is not None
+    before = answers(client)
     for body in wire[:-1]:
         r = client.post("/move", json=body)
         assert r.status_code == 200 and r.json["move"] in MOVES
         assert set(r.json) <= {"move", "shout"}
+    # every move by the network through the session's accumulator (none by a fallback)
+    assert answered(client, before) == {"nnue": len(wire) - 1}
     assert client.post("/end", json=wire[-1]).json == {}
     assert ("g1", "s0") not in sessions_of(app)
     assert session.accumulator is None and session.moves == len(wire) - 1
@@ -138,11 +176,23 @@ def test_absurd_contents(client, mutate, field):
 
 def test_deeply_nested_and_huge_numbers(client):
     r = client.post("/move", data="[" * 100_000 + "]" * 100_000)
-    assert r.status_code == 400
-    r = client.post("/move", data='{"turn": ' + "9" * 5000 + "}")
-    assert r.status_code == 400
-    r = client.post("/move", data='{"turn": NaN}')
-    assert r.status_code == 400
+    assert r.status_code == 400 and r.json["error"].startswith("body")
+    text = json.dumps(body_of())
+    assert text.count('"turn": 10') == 1
+    r = client.post("/move", data=text.replace('"turn": 10', '"turn": ' + "9" * 5000),
+                    content_type="application/json")
+    assert r.status_code == 400 and r.json["error"].startswith("body: not valid JSON")
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e400", "0.5", "-1e-9"])
+def test_numbers_that_are_no_integers_name_the_field(client, value):
+    # (Python's JSON reader takes NaN and Infinity; the engine never sends them)
+    text = json.dumps(body_of())
+    for field, number in (("turn", '"turn": 10'), ("board.snakes[0].health", '"health": 100')):
+        assert number in text
+        r = client.post("/move", data=text.replace(number, number.split(":")[0] + ": " + value, 1),
+                        content_type="application/json")
+        assert r.status_code == 400 and r.json["error"].startswith(field), r.json
 
 
 def test_too_large(client):
@@ -161,7 +211,7 @@ def test_unknown_routes_and_methods(client):
     assert r.status_code == 405 and "error" in r.json
 
 
-def test_odd_but_well_formed_states_get_a_legal_move(client):
+def test_odd_but_well_formed_states_get_a_legal_move(app, client):
     unknown = body_of()
     unknown["game"]["ruleset"]["name"] = "battle-royale-2099"
     r = client.post("/move", json=unknown)
@@ -172,7 +222,10 @@ def test_odd_but_well_formed_states_get_a_legal_move(client):
         assert client.post(route, json=dead).status_code == 200
     assert client.post("/move", json=dead).json == {"move": "up"}
     # A board size the network does not cover: flood fill, no slot leased.
+    before = answers(client)
     assert client.post("/move", json=body_of()).status_code == 200
+    assert answered(client, before) == {"flood fill": 1}
+    assert sessions_of(app).session("drawn-game", "A").accumulator is None
     nine = body_of("\n".join([". " * 9] * 6 + [". A a a . . . . ."] + [". " * 9] * 2))
     assert client.post("/move", json=nine).json["move"] in ("up", "down", "left")
 
@@ -235,7 +288,8 @@ class _Broken:
         raise RuntimeError("bug in a strategy")
 
 
-def test_a_failing_strategy_still_answers_a_considered_move(network):
+@pytest.mark.strategy_fails
+def test_a_failing_strategy_still_answers_a_considered_move(network, move_failures):
     client = create_app(network=network, strategy=_Broken()).test_client()
     body = body_of("""
         A a a .
@@ -245,8 +299,11 @@ def test_a_failing_strategy_still_answers_a_considered_move(network):
     assert r.status_code == 200 and r.json == {"move": "down"}  # the only safe move
     client = create_app(network=network, strategy=_Broken("sideways")).test_client()
     assert client.post("/move", json=body).json == {"move": "down"}
+    assert [r.getMessage().split(";")[0] for r in move_failures] == \
+        ["/move failed for game drawn-game turn 10"] * 2
 
 
+@pytest.mark.strategy_fails
 def test_when_flood_fill_fails_too_the_answer_is_the_filters_move(network, monkeypatch):
     """A strategy and the flood-fill fallback both failing still never answer a move the
     filter knows to be certain death (here ``up``, the neck, and ``right``, a wall)."""
@@ -340,9 +397,40 @@ def test_the_default_strategy_is_search(monkeypatch, network):
     app = create_app(network=network)
     assert app.extensions["nuppeppou"]["strategy"].name == "search"
     body = body_of(timeout=100)   # a short budget keeps the test quick
-    r = app.test_client().post("/move", json=body)
+    client = app.test_client()
+    before = answers(client)
+    r = client.post("/move", json=body)
     # B (as long as A) could meet A's head on the left; the search plays up or down.
     assert r.status_code == 200 and r.json["move"] in ("up", "down")
+    assert answered(client, before) == {"search": 1}
+
+
+def _broken(body):
+    """B's body with a gap: its tail two squares from the segment before it."""
+    b = next(s for s in body["board"]["snakes"] if s["id"] == "B")
+    assert [(p["x"], p["y"]) for p in b["body"]] == [(1, 1), (2, 1), (3, 1)]
+    b["body"][2] = {"x": 4, "y": 1}
+
+
+def _off_the_board(body):
+    """A third snake hanging off the board's left edge."""
+    body["board"]["snakes"].append({**body["board"]["snakes"][1], "id": "C", "name": "C",
+                                    "head": {"x": -1, "y": 4},
+                                    "body": [{"x": -1, "y": 4}, {"x": -2, "y": 4}, {"x": -3, "y": 4}]})
+
+
+@pytest.mark.parametrize("mutate", [_broken, _off_the_board])
+def test_a_body_no_engine_sends_is_answered_at_once(monkeypatch, network, mutate):
+    """A living snake whose body breaks or leaves the board: the compiled search cannot
+    hold it, and the seed step answers (not the Python search, slow and unbounded)."""
+    monkeypatch.delenv("NUPPEPPOU_STRATEGY", raising=False)
+    client = create_app(network=network).test_client()
+    body = body_of(timeout=100)
+    mutate(body)
+    before = answers(client)
+    r = client.post("/move", json=body)
+    assert r.status_code == 200 and r.json["move"] in MOVES
+    assert answered(client, before) == {"seed": 1}
 
 
 def test_configuration_from_the_environment(monkeypatch, tmp_path, network):

@@ -745,7 +745,7 @@ def test_training_positions_from_the_game_log(db, tmp_path):
 
     from nnue.features import active_features
     from nnue.train.from_game_log import write_from_game_log
-    from nnue.train.shards import load_split
+    from nnue.train.shards import ShardError, load_split
     log = GameLog(db)
     app = create_app(network=None, strategy="floodfill", game_log=log)
     client = app.test_client()
@@ -785,7 +785,7 @@ def test_training_positions_from_the_game_log(db, tmp_path):
     for split in ("train", "val", "test"):
         try:
             p = load_split(tmp_path / "data", split)
-        except Exception:
+        except ShardError:      # a split with no shards (few games)
             continue
         for k in range(len(p.moves)):
             got.append((sorted(p.indices[p.offsets[k]:p.offsets[k + 1]].tolist()),

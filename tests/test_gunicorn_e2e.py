@@ -6,6 +6,7 @@ import http.client
 import json
 import os
 import random
+import re
 import socket
 import subprocess
 import sys
@@ -134,6 +135,16 @@ def test_a_whole_game_over_http(server):
     assert "game start e2e-game you=us-1" in text and "game end   e2e-game you=us-1" in text
     assert "accumulator=yes" in text
     assert "strategy search" in text   # the service's default
+    # every answer the search's (the server answers a legal move even when the strategy
+    # fails, so a legal game alone would not show it)
+    assert "/move failed" not in text
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", "/metrics")
+    metrics = conn.getresponse().read().decode()
+    conn.close()
+    by = {k: float(v) for k, v in re.findall(r'^nuppeppou_answers_total\{by="([^"]+)"\} (\S+)$',
+                                             metrics, re.M)}
+    assert by.get("search", 0) > 0 and by.get("error", 0) == 0, by
 
 
 def _end_body(state, sid):

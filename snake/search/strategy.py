@@ -116,7 +116,7 @@ class SearchStrategy:
     arrives while that many are running is answered by the seed step without searching,
     on time rather than late (``None``: no limit). ``engine``: ``python`` or ``compiled``
     (alpha-beta; it releases the GIL, so it needs no concurrency limit; a state the core
-    cannot hold is searched in Python). With the compiled engine the ``nnue`` evaluator
+    cannot hold is answered by the seed step). With the compiled engine the ``nnue`` evaluator
     values a leaf ``(1 - network_weight) * board control + network_weight * network``, the
     accumulator kept along the path from the step's change reports. ``table_mb``: the
     compiled search's transposition table per thread. ``exact_root``: every root move gets
@@ -267,7 +267,9 @@ class SearchStrategy:
     def search(self, request: MoveRequest, accumulator: Any | None = None, *,
                started: float | None = None) -> SearchResult:
         """Run the search alone (no seed fallback); ``started`` is when the request
-        arrived (``time.perf_counter``), default now."""
+        arrived (``time.perf_counter``), default now. The compiled engine raises
+        :class:`snake.core.EncodeError` for a state it cannot hold (:meth:`choose` then
+        plays the seed step)."""
         budget = self.budget(request, started)
         evaluator, note = self._evaluator(request)
         state, you = request.state, request.you
@@ -287,13 +289,11 @@ class SearchStrategy:
                                           self.network_weight if network is not None else 0.0,
                                           style, self.exact_root, self.replies,
                                           head, threads).search(state)
-                found.note = note
-                return found
-            except EncodeError as e:     # an odd state: the readable search plays it
-                note = f"compiled core: {e}; searched in Python"
             finally:
                 with self._in_flight_lock:
                     self._helpers -= threads - 1
+            found.note = note
+            return found
         context = evaluator.root(state, (you.id,), accumulator)
         searcher = AlphaBeta(evaluator, plan, budget, self.max_depth, self.replies)
         # The search makes many short-lived, acyclic objects (states, node contexts) that
@@ -334,6 +334,12 @@ class SearchStrategy:
             self._in_flight += 1
         try:
             result = self.search(request, accumulator, started=started)
+        except EncodeError as e:
+            # A state no engine sends (a living body off the board, or broken). The readable
+            # search could play it, but it would hold the GIL for its whole thinking time,
+            # with no limit on how many run at once: the seed step answers at once instead.
+            seed.method = f"seed ({seed.method}): the compiled core cannot hold this state ({e})"
+            return seed
         finally:
             with self._in_flight_lock:
                 self._in_flight -= 1
