@@ -196,6 +196,9 @@ def _explain_food(request: MoveRequest, decision: Decision, letters: dict[str, s
             counts = ("at any health" if below > 100
                       else f"only below health {below:g} (health {you.health})")
             line += f"; the value ({search.style} weights) counts food distance {counts}"
+            if search.evaluator.endswith("+ value head"):
+                # (a learned head reads health and food among its measurements at any health)
+                line += ", and a learned value head corrects it"
         lines.append(line)
     after = next_square(state, you.head, decision.move)
     least = far(you.head, nearest_food)

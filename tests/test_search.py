@@ -347,6 +347,7 @@ def test_options_in_a_strategy_name_override_the_variant():
     assert get_strategy("search-joint[reach=none]").reach is None     # no distance limit
     assert get_strategy("search[multi_style=grower]").multi_style == "grower"
     assert get_strategy("search[multi_style=none]").multi_style is None
+    assert get_strategy("search[value_head=none]").value_head is None     # no learned head
     assert strategy.engine == "compiled"
     assert get_strategy("grower[max_opponents=1]").style == "grower"
     assert get_strategy("search").last_chance is True

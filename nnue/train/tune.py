@@ -50,7 +50,8 @@ again from nothing with another ``--workers`` takes another path (its pairs see 
 results and turns); ``DIR/head.npz`` is ``w`` as a value head file, rewritten after every
 batch. Stopping loses the batch being played; the same command resumes it (a directory made
 with other settings is refused; ``--iterations`` may grow). The result is screened as any
-head is: an arena match against ``search`` (the command is printed at the end).
+head is: an arena match against ``search`` without a head, ``search[value_head=none]`` (the
+command is printed at the end).
 """
 
 from __future__ import annotations
@@ -395,7 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = player_options(tuning.settings)
     width, height = tuning.settings["size"]
     print(f"wrote {head}; screen it with:\n  python -m snake.arena "
-          f"\"tuned=search[value_head={head},{options}]\" \"base=search[{options}]\" "
+          f"\"tuned=search[value_head={head},{options}]\" \"base=search[value_head=none,{options}]\" "
           f"--size {width}x{height} -g 100 -p 1 --seed 301")
     if tuning.settings.get("positions"):
         print(f"  (and from its positions: the same with --positions {tuning.settings['positions']} "

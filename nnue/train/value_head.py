@@ -1,6 +1,6 @@
 """Train a value head (:mod:`snake.core.value_head`) on game records.
 
-    python -m nnue.train.value_head --records runs/a runs/b --out weights/value-duel.npz
+    python -m nnue.train.value_head --records runs/a runs/b --out runs/heads/duel.npz
 
 A position is a living snake on a recorded turn with the number of living snakes the head
 is for (``--snakes``, 2 by default); its inputs are board control's measurements of that
@@ -214,7 +214,8 @@ def positions(files: Sequence[Path], snakes: Sequence[int], style: str, *, every
     if label_nodes:
         strategy = make_search_strategy("search", overrides={
             "max_nodes": label_nodes, "last_chance": False, "style": style,
-            "multi_style": None, "think_ms": 600_000.0})   # the node limit alone: reproducible
+            "multi_style": None, "value_head": None,      # board control's own scores
+            "think_ms": 600_000.0})   # the node limit alone: reproducible
     parts, skipped = [], {}
     bar = Progress(len(files), "records", unit="records", enabled=show_progress)
     for index, path in enumerate(files):

@@ -447,8 +447,8 @@ def split_options(name: str) -> tuple[str, dict[str, Any]]:
                              f"among {', '.join(OPTION_TYPES)}")
         kind = OPTION_TYPES[key]
         try:
-            if key in ("reach", "multi_style") and text.lower() == "none":
-                options[key] = None         # no distance limit; one style throughout
+            if key in ("reach", "multi_style", "value_head") and text.lower() == "none":
+                options[key] = None         # no distance limit; one style throughout; no head
             elif kind is bool:
                 if text.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
                     raise ValueError
