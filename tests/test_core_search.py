@@ -13,6 +13,7 @@ import pytest
 from snake import core, rules
 from snake.core.occupancy import candidate_moves, cheap_move
 from snake.core.search import terminal_value
+from snake.core.state import EncodeError
 from snake.diagram import from_ascii
 from snake.rules import MOVES
 from snake.search import state as search_state
@@ -140,7 +141,9 @@ def test_a_node_limit_is_kept_and_named():
     assert [it[0] for it in result.iterations] == list(range(1, result.depth + 1))
 
 
-def test_a_state_the_core_cannot_hold_is_searched_in_python():
+def test_a_state_the_core_cannot_hold_is_answered_by_the_seed_step():
+    """No engine sends a broken body; the Python search could play it, but unbounded (it
+    holds the GIL for its whole thinking time), so the seed step answers at once."""
     request = from_ascii("""
     . . . . .
     . A a . .
@@ -149,9 +152,12 @@ def test_a_state_the_core_cannot_hold_is_searched_in_python():
     . . . . .
     """)
     request.state.board.snakes[0].body.append((4, 4))    # a broken body: no compact form
-    result = SearchStrategy(engine="compiled", max_nodes=200, think_ms=60_000).search(request)
-    assert result.engine == "python" and "compiled core" in result.note
-    assert result.move in MOVES
+    strategy = SearchStrategy(engine="compiled", max_nodes=200, think_ms=60_000)
+    with pytest.raises(EncodeError, match="not neighbours"):
+        strategy.search(request)
+    decision = strategy.choose(request, None)
+    assert decision.move in MOVES and decision.search is None
+    assert decision.method.startswith("seed (") and "cannot hold this state" in decision.method
 
 
 def test_food_and_hazards_off_the_board_are_left_out_not_a_reason_for_python():
