@@ -54,11 +54,15 @@ def move_failures(request):
         assert not failed, f"the strategy failed and the last resort answered: {failed}"
 
 
-def answers(client):
-    """How many moves each part of the snake has answered, from ``/metrics``."""
-    text = client.get("/metrics").get_data(as_text=True)
+def answers_in(metrics_text):
+    """How many moves each part of the snake has answered, from ``/metrics``' text."""
     return {by: float(n) for by, n in re.findall(r'^nuppeppou_answers_total\{by="([^"]+)"\} (\S+)$',
-                                                   text, re.M)}
+                                                   metrics_text, re.M)}
+
+
+def answers(client):
+    """:func:`answers_in` of the app's ``/metrics`` now."""
+    return answers_in(client.get("/metrics").get_data(as_text=True))
 
 
 def answered(client, before):

@@ -6,7 +6,6 @@ import http.client
 import json
 import os
 import random
-import re
 import socket
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from snake.rules import MOVES
 from snake.rules import is_game_over, play_turn
 from snake.setup import new_game
 from snake.strategies import get_strategy
+from tests.test_app import answers_in
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -142,8 +142,7 @@ def test_a_whole_game_over_http(server):
     conn.request("GET", "/metrics")
     metrics = conn.getresponse().read().decode()
     conn.close()
-    by = {k: float(v) for k, v in re.findall(r'^nuppeppou_answers_total\{by="([^"]+)"\} (\S+)$',
-                                             metrics, re.M)}
+    by = answers_in(metrics)
     assert by.get("search", 0) > 0 and by.get("error", 0) == 0, by
 
 
