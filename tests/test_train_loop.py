@@ -33,7 +33,7 @@ def test_each_generation_plays_learns_and_is_gated(two_generations):
     directory, state = two_generations
     gens = state["generations"]
     assert [g["generation"] for g in gens] == [1, 2]
-    assert gens[0]["parent"] == 0 and gens[0]["data"]["player"] == "gen-0=search"
+    assert gens[0]["parent"] == 0 and gens[0]["data"]["player"] == "gen-0=search-joint"
     for g in gens:
         assert set(g["stages"]) == {"play", "train", "export", "gate"}
         assert g["data"]["positions"] > 0 and g["train"]["epochs"] == 1
@@ -195,3 +195,20 @@ def test_a_loop_killed_in_a_stage_records_the_stage_time(tmp_path):
     assert proc.returncode not in (0, None) and "interrupted" in err.decode()
     record = json.loads((directory / "loop.json").read_text())["generations"][0]
     assert not record["stages"].get("gate") and record["seconds"]["gate"] > 0
+
+
+def test_the_gate_measures_the_network_against_board_control_and_nothing_else(two_generations):
+    """Generation 0 and a network generation differ only in what values a leaf: the same
+    tree, replies, opponents searched and last chance."""
+    from snake.search.strategy import make_search_strategy
+    _, state = two_generations
+    gen0 = state["generations"][0]["data"]["player"].split("=", 1)[1]
+    board_control = make_search_strategy(gen0)
+    assert board_control.evaluator_name == "voronoi"
+    shared = ("algorithm", "engine", "replies", "max_opponents", "reach", "last_chance",
+              "style", "multi_style", "value_head", "max_depth", "exact_root")
+    for variant in loop.VARIANT_OF_WEIGHT.values():
+        network = make_search_strategy(variant)
+        assert network.evaluator_name == "auto" and network.network_weight in (0.5, 1.0)
+        for option in shared:
+            assert getattr(network, option) == getattr(board_control, option), (variant, option)

@@ -4,8 +4,10 @@
         [--window 3] [--hidden 128 32] [--epochs 10] [--network-weight 0.5] [--gate-games 400]
         [--gate-piece 20] [--sprt 0,30] [--gate-timeout 500] [--workers 2] [--ray ADDRESS]
 
-Generation 0 is the compiled search with board control (self-play's tree: joint replies
-of the two nearest opponents, as ``search-joint``; in duels the default's own). For generation ``g = 1, 2, ...``:
+Generation 0 is ``search-joint``: the compiled search with board control, whose tree
+(joint replies of the two nearest opponents) is self-play's and that of ``search-net`` and
+``search-blend``, so a gate measures a network against board control and nothing else (in
+duels it is also the default). For generation ``g = 1, 2, ...``:
 
 1. **play**: the current best generation plays ``--games`` self-play games
    (:mod:`nnue.train.selfplay`: ``--nodes`` per move, every move scored; generation 0 with
@@ -101,7 +103,9 @@ class Loop:
     def player_of(self, g: int) -> str:
         """Generation ``g`` as an arena player (``LABEL=STRATEGY[@FILE]``)."""
         if g == 0:
-            return "gen-0=search"
+            # the tree and last chance of search-net and search-blend, with board control:
+            # a gate measures the leaf value alone (self-play's tree too)
+            return "gen-0=search-joint"
         variant = VARIANT_OF_WEIGHT[self.args.network_weight]
         return f"gen-{g}={variant}@{self.weights_of(g)}"
 

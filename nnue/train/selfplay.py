@@ -7,9 +7,10 @@
 **Games.** Game ``n`` depends only on ``(seed, n)``. Its kind is drawn from :data:`KINDS`,
 weighted by how Battlesnake is played: 11x11 standard first (duels and four-snake games),
 then royale, wrapped, constrictor, the other board sizes, squad and solo. Every snake is the
-default search (:mod:`snake.core.search`: paranoid alpha-beta, board control; with
-``--weights``, leaves valued ``(1 - w) * board control + w * network`` at ``w`` =
-``--network-weight``) limited to ``--nodes`` nodes per move, not to a time: the games are reproducible and do not depend on
+compiled search with ``search-joint``'s tree (:mod:`snake.core.search`: paranoid alpha-beta,
+joint replies of the two nearest opponents; board control, with ``--weights`` leaves valued
+``(1 - w) * board control + w * network`` at ``w`` = ``--network-weight``) limited to
+``--nodes`` nodes per move, not to a time: the games are reproducible and do not depend on
 the machine's load. Openings are diverse: each game starts with a random number (0 to
 ``--opening``) of turns in which every snake plays a random move that is not certain death
 (:func:`snake.strategy.random_move` on the filter's moves). Food spawns as in the rules.

@@ -402,13 +402,13 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "search-py": {"algorithm": "alphabeta", "evaluator": "voronoi"},
     "search-nnue": {"algorithm": "alphabeta", "evaluator": "auto"},
     # the compiled search valuing leaves by the network (alone, or half and half with
-    # board control), with search-joint's tree (joint replies of two: the loop's gate is
-    # played in duels, where the trees are one); the default uses it only once it wins
-    # (issue 12)
+    # board control), otherwise search-joint (its tree and last chance), so that the
+    # learning loop's gate against search-joint measures the leaf value and nothing else;
+    # the default uses it only once it wins (issue 12)
     "search-net": {"algorithm": "alphabeta", "evaluator": "auto", "engine": "compiled",
-                   "max_concurrent": None, "network_weight": 1.0},
+                   "max_concurrent": None, "last_chance": True, "network_weight": 1.0},
     "search-blend": {"algorithm": "alphabeta", "evaluator": "auto", "engine": "compiled",
-                     "max_concurrent": None, "network_weight": 0.5},
+                     "max_concurrent": None, "last_chance": True, "network_weight": 0.5},
     # opponents for the arena, each the compiled search with board control weighted to play
     # a way strong snakes play four-snake games (docs/arena.md)
     "grower": {"engine": "compiled", "max_concurrent": None, "style": "grower",
