@@ -177,6 +177,10 @@ def create_app(
         log.info("network loaded (%s); strategy %s; accumulator stack of %d per process",
                  _manifest_summary(getattr(network, "manifest", None) or {}),
                  strategy.name, POOL_CAPACITY)
+    head = getattr(strategy, "value_head", None)
+    if head is not None:
+        log.info("value head %s: corrects board control's value with %s snakes alive",
+                 head.digest, " or ".join(map(str, head.snakes)))
     if game_log is _DEFAULT:
         game_log = game_log_from_environment()
     if game_log is not None:

@@ -15,9 +15,10 @@ Positions: ``--games`` seeded 11x11 standard games of random snakes (moves that 
 certain death; two and four snakes in turn, so three-snake positions come too), every 23rd
 turn from turn 7 while the game lasts (to turn 400), each living snake's view, searched
 twice: as played (set ``played``), and with every snake's health set to 20-44 (set
-``hungry``), where food weighs in the evaluation (the duel weights count food only below
-50; docs/search.md). The first line of a record says what was searched (strategy, nodes,
-games, seed and the ``NUPPEPPOU_SEARCH_*`` environment); each other line is JSON: ``set``,
+``hungry``), where food weighs in the evaluation (the duel weights without a value head
+count food only below 50; docs/search.md). The first line of a record says what was
+searched (strategy, the digest of the value head it resolved to, or none; nodes, games,
+seed and the ``NUPPEPPOU_SEARCH_*`` environment); each other line is JSON: ``set``,
 ``snakes`` (alive), ``position`` (a digest of the request searched), ``move``, ``depth``,
 ``nodes``, ``stopped`` (why the search ended) and ``scores``.
 
@@ -25,7 +26,9 @@ To record an older checkout, run this file with that checkout first on the path:
 ``cd OLD && PYTHONPATH=. python NEW/bench/same_play.py --out old.jsonl``. The positions
 come from the rules of the checkout that records them; ``--compare`` refuses two records
 made with other settings or whose positions differ (their rules or random streams differ,
-or one was cut short) rather than count those as differences of play.
+or one was cut short) rather than count those as differences of play. Records of two
+strategy names are compared (an older checkout's ``search`` against today's
+``search[value_head=none]``, say), and the comparison names both.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from snake.search.strategy import VARIANTS, make_search_strategy, split_options
 
 #: The first line of a record: what was searched, so that ``--compare`` refuses two records
 #: made with other settings rather than count their differences as play.
-FORMAT = "bench.same_play 1"
+FORMAT = "bench.same_play 2"   # 2: the header names the value head
 #: far beyond any search here: the node limit alone stops one (a deadline depends on load)
 THINK_MS = 600_000
 
@@ -91,11 +94,12 @@ def digest(body: dict) -> str:
     return hashlib.sha1(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def header(strategy_spec: str, nodes: int, games: int, seed: int) -> dict:
+def header(strategy_spec: str, value_head: str | None, nodes: int, games: int,
+           seed: int) -> dict:
     environment = {k: v for k, v in sorted(os.environ.items())
                    if k.startswith("NUPPEPPOU_SEARCH_")}
-    return {"format": FORMAT, "strategy": strategy_spec, "nodes": nodes, "games": games,
-            "seed": seed, "environment": environment}
+    return {"format": FORMAT, "strategy": strategy_spec, "value_head": value_head,
+            "nodes": nodes, "games": games, "seed": seed, "environment": environment}
 
 
 def record(strategy_spec: str, nodes: int, games: int, seed: int, out) -> tuple[int, int]:
@@ -113,7 +117,10 @@ def record(strategy_spec: str, nodes: int, games: int, seed: int, out) -> tuple[
     strategy = make_search_strategy(base, overrides=options)
     # set on the strategy, not as an option: older checkouts take it only as an argument
     strategy.think_ms = THINK_MS
-    out.write(json.dumps(header(strategy_spec, nodes, games, seed)) + "\n")
+    # the head resolved, not only named: a retuned weights/value-duel.npz plays otherwise
+    head = getattr(strategy, "value_head", None)   # older checkouts have none
+    out.write(json.dumps(header(strategy_spec, head.digest if head is not None else None,
+                                nodes, games, seed)) + "\n")
     searches = total = 0
     for snakes, body in positions(games, seed):
         for name, view in (("played", body), ("hungry", hungry(body))):
@@ -143,9 +150,13 @@ def compare(path_a: str, path_b: str) -> int:
     for path, lines in ((path_a, a), (path_b, b)):
         if not lines or lines[0].get("format") != FORMAT:
             raise SystemExit(f"--compare: {path} is not a record of bench.same_play")
-    if a[0] != b[0]:
+    settings_a, settings_b = ({k: v for k, v in h.items() if k != "strategy"}
+                              for h in (a[0], b[0]))
+    if settings_a != settings_b:
         print(f"not comparable: recorded with other settings ({a[0]} and {b[0]})")
         return 2
+    if a[0]["strategy"] != b[0]["strategy"]:
+        print(f"strategies {a[0]['strategy']!r} and {b[0]['strategy']!r}, compared as asked")
     a, b = a[1:], b[1:]
     if len(a) != len(b) or any(x["position"] != y["position"] for x, y in zip(a, b)):
         print(f"not comparable: the records searched different positions ({len(a)} and "

@@ -5,10 +5,11 @@
 
 Positions: a few turns into seeded games on 11x11 standard, 1v1 and 4 snakes, every snake
 played by a quick search (so the positions are ones a game really reaches). For each
-position, engine (compiled, Python) and evaluator (board control;
-with 4 snakes ``voronoi`` searches joint replies of the two nearest opponents within six
-moves, as ``search-joint`` does, and ``best`` the three nearest by best replies, as the
-default ``search`` does (its options read from the default's variant); in 1v1 the two are one search;
+position, engine (compiled, Python) and evaluator (``voronoi``: board control, joint
+replies of the two nearest opponents within six moves, as ``search-joint`` searches;
+``default``: the default ``search`` as its variant and the environment make it, with 4
+snakes the three nearest by best replies valued by the hungry weights, in 1v1 board
+control corrected by the shipped value head, ``weights/value-duel.npz``);
 with ``--network`` also the NNUE: a random network, 512x512 as shipped or ``--hidden``'s
 sizes, as no trained one is needed for speed, or the file ``--weights``; the compiled search
 also with board control and the network half and half, as ``search-blend``; with
@@ -30,8 +31,8 @@ and the time to complete one depth more, against one thread, same positions, emp
 variation search saves: nodes and time to a fixed depth with and without it, same positions
 (the values found must be equal).
 
-The last line reads ``search: N nodes/s, depth D on 11x11 1v1`` (the default: the compiled
-alpha-beta with board control, wall clock).
+The last line reads ``search: N nodes/s, depth D on 11x11 1v1`` (the default row: the
+compiled alpha-beta as the default searches duels, wall clock).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ import time
 
 from snake.board import MoveRequest
 from snake.rules import play_turn
-from snake.search.strategy import VARIANTS, SearchStrategy
+from snake.search.strategy import SearchStrategy, make_search_strategy
 from snake.setup import new_game
 
 
@@ -174,7 +175,8 @@ def smp_effect(count: int, ms: float, threads: int) -> None:
             state = request.state
             packed = encode(state)
             index = {s.id: i for i, s in enumerate(state.board.snakes)}
-            # the default search's plan: the three nearest opponents, best replies
+            # the default search's tree: the three nearest opponents, best replies (board
+            # control's value without the duel head: this measures threads, not the value)
             plan = plan_snakes(state, request.you.id, max_opponents=3, reach=None)
             n, cells = int(packed.g[G_N]), int(packed.g[G_CELLS])
 
@@ -248,33 +250,34 @@ def main(argv: list[str] | None = None) -> None:
         requests = positions(n_snakes, args.positions)
         python_rate = None
         for engine, evaluator in ([("compiled", "voronoi"), ("python", "voronoi")]
-                                  + ([("compiled", "best")] if n_snakes > 2 else [])
+                                  + [("compiled", "default")]
                                   + ([("compiled", "head")]
                                      if head is not None and head.covers(n_snakes) else [])
                                   + ([("compiled", "nnue"), ("compiled", "blend"),
                                       ("python", "nnue")] if network else [])):
-            # "best": the default's four-snake search, as the default is (the three nearest
-            # opponents searched by best replies, board control by its multi-snake weights)
-            extra = ({k: VARIANTS["search"][k]
-                      for k in ("replies", "max_opponents", "reach", "multi_style")}
-                     if evaluator == "best" else {})
-            if evaluator == "head":     # the head's own style, so that it is the one used
-                extra = dict(value_head=args.value_head, style=head.style, multi_style=None)
-            strategy = SearchStrategy(network,
-                                      evaluator={"blend": "nnue", "best": "voronoi",
-                                                 "head": "voronoi"}.get(evaluator, evaluator),
-                                      think_ms=args.ms, engine=engine, max_concurrent=None,
-                                      network_weight=0.5 if evaluator == "blend" else 1.0, **extra)
+            if evaluator == "default":  # as served: the variant's options, its duel head
+                strategy = make_search_strategy("search", overrides={"think_ms": args.ms,
+                                                                     "max_concurrent": None})
+            else:
+                extra = {}
+                if evaluator == "head":     # the head's own style, so that it is the one used
+                    extra = dict(value_head=args.value_head, style=head.style, multi_style=None)
+                strategy = SearchStrategy(network,
+                                          evaluator={"blend": "nnue",
+                                                     "head": "voronoi"}.get(evaluator, evaluator),
+                                          think_ms=args.ms, engine=engine, max_concurrent=None,
+                                          network_weight=0.5 if evaluator == "blend" else 1.0,
+                                          **extra)
             acc = fresh_accumulator if evaluator in ("nnue", "blend") else no_accumulator
             m = measure(strategy, requests, acc)
-            print(f"11x11 {label:<8} {engine:<8} {evaluator:<7}: "
+            print(f"11x11 {label:<8} {strategy.engine:<8} {evaluator:<7}: "
                   f"{m['nodes/s']:9,.0f} nodes/s (CPU time {m['cpu nodes/s']:9,.0f}), "
                   f"depth {m['depth']:g} in {args.ms:g} ms, {m['nodes']:,.0f} nodes, "
                   f"deadline overrun at most {m['max overrun ms']:.2f} ms")
             if (engine, evaluator) == ("compiled", "voronoi"):
                 compiled = m
-                if n_snakes == 2:
-                    headline = m
+            elif evaluator == "default" and n_snakes == 2:
+                headline = m
             elif (engine, evaluator) == ("python", "voronoi"):
                 python_rate = m["cpu nodes/s"]
         print(f"11x11 {label}: compiled {compiled['cpu nodes/s'] / python_rate:.0f}x the Python "

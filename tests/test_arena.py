@@ -1045,7 +1045,8 @@ def test_the_postmortem_finds_a_loss_sealed_by_food_that_appeared(capsys, tmp_pa
     not, so the post-mortem says the food sealed it."""
     from snake.arena.postmortem import main as postmortem
     _sealed_record(tmp_path)
-    assert postmortem([str(tmp_path), "--nodes", "10000", "--moves", "9"]) == 0
+    assert postmortem([str(tmp_path), "--nodes", "10000", "--moves", "9",   # played before
+                       "--strategy", "search[value_head=none]"]) == 0     # the duel head
     out = capsys.readouterr().out
     assert ("sealed by food that appeared: (9, 6) on turn 323; without it the position of "
             "turn 324 is not proven lost (its last open choice: turn 322)") in out
@@ -1062,7 +1063,8 @@ def test_the_postmortem_does_not_blame_food_the_loss_stands_without(capsys, tmp_
     on (0, 8), where no snake goes, on turn 323: without that food the loss is still proven."""
     from snake.arena.postmortem import main as postmortem
     _sealed_record(tmp_path, move_food=((9, 6), 323, (0, 8)))
-    assert postmortem([str(tmp_path), "--nodes", "10000", "--moves", "9"]) == 0
+    assert postmortem([str(tmp_path), "--nodes", "10000", "--moves", "9",   # played before
+                       "--strategy", "search[value_head=none]"]) == 0     # the duel head
     out = capsys.readouterr().out
     assert "proven loss" in out
     assert "sealed by food that appeared: (" not in out

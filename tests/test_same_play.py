@@ -8,6 +8,7 @@ import json
 import pytest
 
 from bench import same_play
+from snake.search.strategy import make_search_strategy
 
 
 def read(path):
@@ -24,6 +25,7 @@ def test_a_record_repeats_itself_and_a_change_of_play_is_counted(tmp_path, capsy
         assert same_play.main(["--out", str(path), "--games", "2", "--nodes", "200"]) == 0
     head, *lines = read(first)
     assert head["strategy"] == "search" and head["nodes"] == 200 and head["games"] == 2
+    assert head["value_head"] == make_search_strategy("search").value_head.digest
     assert [line["set"] for line in lines] == ["played", "hungry"] * (len(lines) // 2)
     assert {line["snakes"] for line in lines} >= {2, 4}
     # each position searched twice, the hungry view another request than the played one
@@ -55,12 +57,20 @@ def test_a_record_repeats_itself_and_a_change_of_play_is_counted(tmp_path, capsy
 
     # records of other positions, of a run cut short or of other settings are not compared
     for edit in (lambda r: r[1].update(position="0" * 16), lambda r: r.pop(),
-                 lambda r: r[0].update(nodes=300)):
+                 lambda r: r[0].update(nodes=300), lambda r: r[0].update(value_head=None)):
         lines = read(first)
         edit(lines)
         write(second, lines)
         assert same_play.main(["--compare", str(first), str(second)]) == 2
         assert "not comparable" in capsys.readouterr().out
+
+    # two names of one search (an older checkout's default, today's without its head) are
+    # compared, and said to be two names
+    lines = read(first)
+    lines[0]["strategy"] = "search-joint"
+    write(second, lines)
+    assert same_play.main(["--compare", str(first), str(second)]) == 0
+    assert "strategies 'search' and 'search-joint', compared as asked" in capsys.readouterr().out
 
 
 def test_bad_records_and_network_searches_are_refused(tmp_path):

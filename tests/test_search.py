@@ -148,11 +148,12 @@ def test_alphabeta_proves_the_food_race(algorithm):
 
 
 def game_position(n_snakes=4, side=11, turns=12, seed=5):
-    """A position a few turns into a game where everyone moved sensibly."""
+    """A position a few turns into a game where everyone moved sensibly (the default
+    without its duel head, so that a retuned head moves no test's position)."""
     rng = random.Random(seed)
     ids = [chr(ord("A") + i) for i in range(n_snakes)]
     state = new_game("standard", side, side, ids, rng=rng)
-    players = {sid: make_search_strategy("search") for sid in ids}
+    players = {sid: make_search_strategy("search", overrides={"value_head": None}) for sid in ids}
     for _ in range(turns):
         moves = {}
         for s in state.board.living_snakes:
@@ -278,18 +279,23 @@ def test_a_node_limit_from_the_environment_makes_arena_searches_reproducible(mon
 
 
 @pytest.mark.parametrize("seed", [5, 6, 7])
-def test_the_default_searches_a_duel_as_search_joint_does(seed):
+def test_the_default_searches_a_duel_as_search_joint_does_but_for_its_value_head(seed):
     """The default searches three snakes or more by best replies of the three nearest,
     valued by the hungry weights (search-joint: joint replies of the two nearest within
-    six moves, the default weights); with one opponent
-    the two are the same search, node for node: same move, score, depth, nodes and line."""
+    six moves, the default weights); with one opponent the default without its value head
+    and search-joint are the same search, node for node: same move, score, depth, nodes
+    and line. With the head, the same tree is valued otherwise."""
     request = game_position(2, seed=seed)
     results = []
-    for name in ("search", "search-joint"):
-        strategy = make_search_strategy(name, overrides={"max_nodes": 3000})
+    for name, overrides in (("search", {"value_head": None}), ("search-joint", {}),
+                            ("search", {})):
+        strategy = make_search_strategy(name, overrides={"max_nodes": 3000, **overrides})
         strategy.think_ms = 60_000
         results.append(strategy.search(request))
-    default, joint = results
+    default, joint, headed = results
+    assert default.evaluator == joint.evaluator == "voronoi"
+    assert headed.evaluator == "voronoi + value head" and headed.replies == "joint"
+    assert headed.scores != joint.scores
     assert default.replies == joint.replies == "joint"
     assert (default.move, default.score, default.depth, default.nodes, default.pv,
             default.scores) == (joint.move, joint.score, joint.depth, joint.nodes, joint.pv,
@@ -319,7 +325,7 @@ def test_a_multi_style_weighs_board_control_only_while_three_snakes_or_more_live
     assert searched("grower", 4).evaluator == searched("grower", 3).evaluator == "voronoi (grower)"
     assert searched(None, 4).evaluator == "voronoi"
     duel, plain = searched("grower", 2), searched(None, 2)
-    assert duel.evaluator == plain.evaluator == "voronoi"
+    assert duel.evaluator == plain.evaluator == "voronoi + value head"   # the duel head's
     assert (duel.move, duel.score, duel.nodes, duel.pv, duel.scores) == (
         plain.move, plain.score, plain.nodes, plain.pv, plain.scores)
     with pytest.raises(ValueError, match="style 'eager'"):
@@ -338,6 +344,63 @@ def test_the_default_searched_in_python_values_every_position_by_the_reference(
     strategy.think_ms = 60_000
     found = strategy.search(game_position(4, seed=3))
     assert found.engine == "python" and found.style == "default"
+
+
+def test_the_default_values_duels_by_the_shipped_head_and_nothing_else_by_it():
+    """The default's duels are valued by board control corrected by its value head
+    (weights/value-duel.npz); with three snakes or more, by board control alone; told to
+    weigh board control otherwise, or ``value_head=none``, it searches without the head."""
+    from snake.search.strategy import DEFAULT_VALUE_HEAD
+    from snake.strategies import get_strategy
+
+    default = make_search_strategy("search", overrides={"max_nodes": 300, "think_ms": 60_000})
+    assert DEFAULT_VALUE_HEAD.is_file() and default.value_head.snakes == (2,)
+    assert default.search(game_position(2, seed=3)).evaluator.endswith("+ value head")
+    assert not default.search(game_position(4, seed=3)).evaluator.endswith("+ value head")
+    assert get_strategy("search[value_head=none]").value_head is None
+    assert get_strategy("search[style=space]").value_head is None
+    assert get_strategy("search-joint").value_head is None
+    with pytest.raises(ValueError, match="value_head"):     # asked for, and never used
+        get_strategy(f"search[style=space,value_head={DEFAULT_VALUE_HEAD}]")
+
+
+def test_the_shipped_head_is_the_one_its_manifest_describes():
+    """weights/value-duel.json names the head's bytes and checksum, how it was tuned and
+    what it won, so the file in weights/ and the account of it cannot drift apart."""
+    import hashlib
+    import json
+
+    from snake.core.value_head import load_head
+    from snake.search.strategy import DEFAULT_VALUE_HEAD
+
+    manifest = json.loads(DEFAULT_VALUE_HEAD.with_suffix(".json").read_text())
+    data = DEFAULT_VALUE_HEAD.read_bytes()
+    assert manifest["weights_file"] == DEFAULT_VALUE_HEAD.name
+    assert (manifest["bytes"], manifest["sha256"]) == (len(data), hashlib.sha256(data).hexdigest())
+    head = load_head(DEFAULT_VALUE_HEAD)
+    assert (manifest["digest"], manifest["games"]) == (head.digest, head.meta["games"])
+    assert head.boards == ("standard 11x11",)       # where it was tuned and measured
+
+
+def test_without_its_head_file_the_default_runs_on_board_control_and_says_so(
+        monkeypatch, tmp_path, caplog):
+    """An absent head file is like an absent network: logged, and the default searches
+    without it; a file present but unreadable stops the start, as a bad network does."""
+    import logging
+
+    from snake.core.value_head import HeadError
+    from snake.search.strategy import VARIANTS
+
+    monkeypatch.setitem(VARIANTS["search"], "value_head", str(tmp_path / "value-duel.npz"))
+    # the service's loggers stop at "nuppeppou" once the app has set them up: listen there
+    monkeypatch.setattr(logging.getLogger("nuppeppou"), "propagate", True)
+    with caplog.at_level("WARNING", logger="nuppeppou.search"):
+        strategy = make_search_strategy("search")
+    assert strategy.value_head is None
+    assert "value-duel.npz absent" in caplog.text
+    (tmp_path / "value-duel.npz").write_bytes(b"not a head")
+    with pytest.raises(HeadError, match="not a value head"):
+        make_search_strategy("search")
 
 
 def test_options_in_a_strategy_name_override_the_variant():

@@ -160,6 +160,14 @@ def test_a_head_file_round_trips_and_bad_files_are_refused(tmp_path):
     back = load_head(tmp_path / "h.npz")
     assert back.digest == head.digest and back.style == "grower" and back.snakes == (3, 4)
     assert back.meta == {"records": 3} and back.covers(4) and not back.covers(2) and back.residual
+    # one that names no boards covers any; one that names them, those only
+    assert back.boards == () and back.covers(4, "royale 19x19")
+    ValueHead(head.w1, head.b1, head.w2, 0.1, boards=("standard 11x11",)).save(tmp_path / "b.npz")
+    named = load_head(tmp_path / "b.npz")
+    assert named.boards == ("standard 11x11",) and named.covers(2, "standard 11x11")
+    assert not named.covers(2, "standard 7x7") and not named.covers(2, "wrapped 11x11")
+    with pytest.raises(HeadError, match="boards"):
+        ValueHead(head.w1, head.b1, head.w2, 0.1, boards=("11x11",))
     with pytest.raises(HeadError, match="no such file|not a value head"):
         load_head(tmp_path / "missing.npz")
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
@@ -201,7 +209,8 @@ def test_a_search_uses_its_head_only_where_it_was_trained(tmp_path):
                                       "think_ms=600000]")  # nodes, not the clock
         return make_search_strategy(name, overrides=options).search(request)
 
-    plain = make_search_strategy("search", overrides={"max_nodes": 3000, "think_ms": 600_000.0})
+    plain = make_search_strategy("search", overrides={"max_nodes": 3000, "think_ms": 600_000.0,
+                                                        "value_head": None})
     # the default search values duels with the default style, four snakes with the hungry
     assert searched(small_head(snakes=(2,)), duel).evaluator == "voronoi + value head"
     assert searched(small_head(snakes=(2, 4)), four).evaluator == "voronoi (hungry)"
@@ -209,6 +218,12 @@ def test_a_search_uses_its_head_only_where_it_was_trained(tmp_path):
     hungry = ValueHead(hungry.w1, hungry.b1, hungry.w2, hungry.b2, "hungry", (2, 4))
     assert searched(hungry, four).evaluator == "voronoi (hungry) + value head"
     assert searched(hungry, duel).evaluator == "voronoi"
+    # and only on the boards it names: this duel is a standard 7x5 board
+    elsewhere = small_head(snakes=(2,))
+    assert searched(ValueHead(elsewhere.w1, elsewhere.b1, elsewhere.w2, elsewhere.b2,
+                              boards=("standard 11x11",)), duel).evaluator == "voronoi"
+    assert searched(ValueHead(elsewhere.w1, elsewhere.b1, elsewhere.w2, elsewhere.b2,
+                              boards=("standard 7x5",)), duel).evaluator == "voronoi + value head"
     # a head of zeros on top of the style is the style: the same tree, node for node
     zero = ValueHead(np.zeros((2, N_MEASUREMENTS)), np.zeros(2), np.zeros(2), 0.0, residual=True)
     with_zero, without = searched(zero, duel), plain.search(duel)

@@ -7,7 +7,7 @@
 Generation 0 is ``search-joint``: the compiled search with board control, whose tree
 (joint replies of the two nearest opponents) is self-play's and that of ``search-net`` and
 ``search-blend``, so a gate measures a network against board control and nothing else (in
-duels it is also the default). For generation ``g = 1, 2, ...``:
+duels it is the default without its value head). For generation ``g = 1, 2, ...``:
 
 1. **play**: the current best generation plays ``--games`` self-play games
    (:mod:`nnue.train.selfplay`: ``--nodes`` per move, every move scored; generation 0 with

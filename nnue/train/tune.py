@@ -67,7 +67,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from snake.core.control import MEASUREMENTS, N_MEASUREMENTS, STYLES
-from snake.core.value_head import ValueHead
+from snake.core.value_head import ValueHead, board_of
 from snake.progress import Progress
 
 #: Spall's exponents of the gains (the perturbation's and the step's).
@@ -84,13 +84,15 @@ MIN_TUNED_SPREAD = 0.05
 
 
 def linear_head(w: np.ndarray, style: str = "default", meta: dict[str, Any] | None = None,
-                means: np.ndarray | None = None) -> ValueHead:
+                means: np.ndarray | None = None, size: Sequence[int] | None = None) -> ValueHead:
     """The residual value head ``z = w . (x - means)`` (module docstring), for duels
-    (``means`` 0: ``z = w . x``)."""
+    (``means`` 0: ``z = w . x``) on standard boards of ``size`` (the tuner's; ``None``: any
+    board)."""
     w = np.asarray(w, dtype=np.float64)
     shift = 0.0 if means is None else float(w @ np.asarray(means, dtype=np.float64))
     return ValueHead(np.stack([w, -w]), np.array([-shift, shift]), np.array([1.0, -1.0]), 0.0,
-                     style=style, snakes=(2,), meta=dict(meta or {}), residual=True)
+                     style=style, snakes=(2,), meta=dict(meta or {}), residual=True,
+                     boards=(board_of("standard", *size),) if size is not None else ())
 
 
 def signs(seed: int, k: int, tuned: np.ndarray) -> np.ndarray:
@@ -119,7 +121,8 @@ def play_pair(task: tuple) -> dict[str, Any]:
     files = [work / f"{k}-plus.npz", work / f"{k}-minus.npz"]
     try:
         for path, w in zip(files, (w_plus, w_minus)):
-            linear_head(np.array(w), settings["style"], means=settings.get("means")).save(path)
+            linear_head(np.array(w), settings["style"], means=settings.get("means"),
+                        size=settings["size"]).save(path)
         players = parse_players([f"plus=search[value_head={files[0]},{player_options(settings)}]",
                                  f"minus=search[value_head={files[1]},{player_options(settings)}]"])
         width, height = settings["size"]
@@ -238,7 +241,8 @@ class Tuning:
         games = 2 * self.done
         return linear_head(self.w, self.settings["style"], {
             "tuned_by": "SPSA (nnue.train.tune)", "iterations": self.done, "games": games,
-            "settings": self.settings}, means=self.settings.get("means"))
+            "settings": self.settings}, means=self.settings.get("means"),
+            size=self.settings["size"])
 
     def save(self) -> None:
         temporary = self.path.with_suffix(".part")

@@ -8,7 +8,8 @@ snake, as the compiled search computes them at its leaves (``--style`` weighs th
 ``value`` among them: the search uses the head only with that style), its target the
 game's result for it (1 win, 0.5 draw, 0 loss: :func:`record_results`), or with
 ``--label-nodes N`` ``lambda * result + (1 - lambda) * score``, ``score`` the default
-search's own score of the position from that snake's view at ``N`` nodes as a probability
+search's tree's score of the position from that snake's view at ``N`` nodes, valued by
+the ``--style`` alone (no value head, no ``multi_style``), as a probability
 (a proven win 1, a proven loss 0, a value ``v`` ``(v + 1) / 2``). ``--every K`` takes every
 K-th turn; ``--cache DIR`` keeps each record's positions (labelled ones are slow to make:
 about 5 seconds a record at 10,000 nodes, every fourth turn), so a run resumes and later
@@ -51,7 +52,7 @@ from snake.board import MoveRequest, parse_request
 from snake.core import EncodeError, encode
 from snake.core.search import PROVEN
 from snake.core.control import MEASUREMENTS, N_MEASUREMENTS, STYLES
-from snake.core.value_head import ValueHead, measurements
+from snake.core.value_head import ValueHead, board_of, measurements
 from snake.rules import apply_rules, candidate_moves, is_game_over
 from snake.progress import Progress
 from snake.search.strategy import make_search_strategy
@@ -174,6 +175,12 @@ def record_positions(path: Path, snakes: Sequence[int], style: str, every: int,
     return {"x": np.array(xs, np.float64).reshape(-1, N_MEASUREMENTS),
             "result": np.array(outcomes), "score": np.array(scores),
             "turn": np.array(turns, np.int64)}
+
+
+def record_board(path: Path) -> str:
+    """The ruleset and size a record was played on (:func:`snake.core.value_head.board_of`)."""
+    state = parse_request(read_replay(path).turns[0]).state
+    return board_of(state.ruleset.name, state.board.width, state.board.height)
 
 
 def cache_key(path: Path, snakes: Sequence[int], style: str, every: int,
@@ -468,8 +475,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "sources": sorted({str(Path(a)) for a in args.records}), "hidden": args.hidden,
             "epochs": args.epochs, "seed": args.seed, "validation_loss": history,
             "seconds": round(time.perf_counter() - started, 1), **figures}
+    # the boards it learned on, so that a search uses it there only
+    boards = tuple(sorted({record_board(files[i]) for i in games.tolist()}))
     head = ValueHead(head.w1, head.b1, head.w2, head.b2, args.style, tuple(args.snakes), meta,
-                     args.residual)
+                     args.residual, boards)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     head.save(args.out)
     test = figures["test"]

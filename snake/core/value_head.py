@@ -15,8 +15,10 @@ The head's file (``.npz``): ``w1`` (hidden x measurements), ``b1``, ``w2`` (hidd
 checked against the core's; a head trained before later measurements were added to the
 end of them is read with zero weights on those), ``style``
 (the board-control weights of its ``value`` input), ``snakes`` (the numbers of living snakes
-it learned from: a search uses it only for those) and ``meta`` (JSON: the data, the training
-run, its loss). ``nnue.train.value_head`` trains one.
+it learned from: a search uses it only for those), ``boards`` (the rulesets and sizes it
+learned on, as ``"standard 11x11"``: a search uses it only on those; absent or empty, on
+any) and ``meta`` (JSON: the data, the training run, its loss). ``nnue.train.value_head``
+trains one, ``nnue.train.tune`` tunes one.
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ class ValueHead:
     #: A residual head corrects the style's value: its output is added to that value's
     #: logit, so an untrained (zero) head is the style itself.
     residual: bool = False
+    #: The boards it was trained on (:func:`board_of`); empty: any board.
+    boards: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         hidden = self.w1.shape[0] if self.w1.ndim == 2 else 0
@@ -68,6 +72,8 @@ class ValueHead:
             raise HeadError(f"value head: snake counts {self.snakes!r}: at least one, each >= 1")
         if not all(np.isfinite(a).all() for a in (self.w1, self.b1, self.w2, self.b2)):
             raise HeadError("value head: weights that are not finite")
+        if not all(isinstance(b, str) and len(b.split()) == 2 for b in self.boards):
+            raise HeadError(f"value head: boards {self.boards!r}: each 'RULESET WxH'")
 
     @property
     def hidden(self) -> int:
@@ -87,9 +93,11 @@ class ValueHead:
         """A short hash of the weights and style (salts a search's table entries)."""
         return hashlib.sha256(self.fields().tobytes() + self.style.encode()).hexdigest()[:16]
 
-    def covers(self, alive: int) -> bool:
-        """Whether it was trained on positions with ``alive`` living snakes."""
-        return alive in self.snakes
+    def covers(self, alive: int, board: str | None = None) -> bool:
+        """Whether it was trained on positions with ``alive`` living snakes (and on
+        ``board``, :func:`board_of`, when given and the head names its boards)."""
+        return alive in self.snakes and (board is None or not self.boards
+                                         or board in self.boards)
 
     def value(self, x: np.ndarray) -> np.ndarray:
         """The head's value of measurements ``x`` (``[..., N_MEASUREMENTS]``), in numpy
@@ -109,7 +117,13 @@ class ValueHead:
                  w2=self.w2.astype(np.float64), b2=np.array([self.b2]),
                  measurements=np.array(MEASUREMENTS), style=np.array(self.style),
                  snakes=np.array(self.snakes, dtype=np.int64), residual=np.array(self.residual),
+                 boards=np.array(self.boards, dtype=str),
                  meta=np.array(json.dumps(self.meta, sort_keys=True)))
+
+
+def board_of(ruleset: str, width: int, height: int) -> str:
+    """A board as a head names the boards it was trained on: ``"standard 11x11"``."""
+    return f"{ruleset} {width}x{height}"
 
 
 def load_head(path: str | Path) -> ValueHead:
@@ -129,7 +143,9 @@ def load_head(path: str | Path) -> ValueHead:
                              float(np.atleast_1d(data["b2"])[0]), str(data["style"]),
                              tuple(int(k) for k in np.atleast_1d(data["snakes"])),
                              json.loads(str(data["meta"])),
-                             bool(data["residual"]) if "residual" in data.files else False)
+                             bool(data["residual"]) if "residual" in data.files else False,
+                             tuple(str(b) for b in np.atleast_1d(data["boards"]))
+                             if "boards" in data.files else ())
     except HeadError as exc:
         raise HeadError(f"{path}: {exc}" if not str(exc).startswith(str(path)) else str(exc)) from None
     except (OSError, KeyError, ValueError, IndexError, TypeError, AttributeError) as exc:

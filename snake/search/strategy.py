@@ -14,9 +14,11 @@ the root of its node stack, so the session's sums are never disturbed by the sea
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from ..board import MoveRequest
@@ -31,7 +33,7 @@ from .last_chance import LOST_THIS_TURN, last_chance
 from .state import plan_snakes
 from ..core import EncodeError
 from ..core.control import STYLES
-from ..core.value_head import load_head
+from ..core.value_head import ValueHead, board_of, load_head
 
 #: the one search algorithm (paranoid alpha-beta); kept as an option for the configuration
 ALGORITHMS = ("alphabeta",)
@@ -49,6 +51,13 @@ DEFAULT_REACH = 6
 #: Searches run at once per process (the GIL gives a process one core at most): beyond
 #: this, a move is answered by the seed step at once. Measured in docs/server.md.
 DEFAULT_MAX_CONCURRENT = 2
+#: The default's value head for duels (:mod:`snake.core.value_head`): board control's
+#: value corrected by weights tuned by play (SPSA, docs/training.md), shipped beside the
+#: network with its manifest (``value-duel.json``); ``search[value_head=none]`` is the
+#: default without it.
+DEFAULT_VALUE_HEAD = Path(__file__).resolve().parents[2] / "weights" / "value-duel.npz"
+log = logging.getLogger("nuppeppou.search")  # the service's log (app.configure_logging)
+
 #: The least thinking time of a compiled search sharing the cores with many others.
 MIN_SHARE_MS = 10.0
 
@@ -126,10 +135,11 @@ class SearchStrategy:
     ``replies``: ``joint`` or ``best`` (:data:`REPLIES`). ``style``: board control's
     weights (compiled engine; :data:`snake.core.control.STYLES`); ``multi_style``: the
     weights while three snakes or more are alive (``None``: ``style`` throughout).
-    ``value_head``: the file of a learned value head (:mod:`snake.core.value_head`,
+    ``value_head``: a learned value head or its file (:mod:`snake.core.value_head`,
     compiled engine) that values the leaves from board control's measurements in the
-    positions it was trained for: the number of living snakes at the root, valued with the
-    style it was trained with (a head this search would never use is refused).
+    positions it was trained for: the number of living snakes at the root and the board
+    (ruleset and size) it names, valued with the style it was trained with (a head this
+    search would never use is refused).
     ``threads``: the most threads one compiled search uses (lazy SMP:
     :func:`snake.core.search.run`), its helpers only on cores no other search holds
     (:meth:`search_threads`); a node-limited search uses one."""
@@ -143,7 +153,7 @@ class SearchStrategy:
                  table_mb: float = DEFAULT_TABLE_MB, network_weight: float = 1.0,
                  style: str = "default", exact_root: bool = False,
                  last_chance: bool = False, replies: str = "joint",
-                 multi_style: str | None = None, value_head: str | None = None,
+                 multi_style: str | None = None, value_head: str | ValueHead | None = None,
                  threads: int = 1) -> None:
         if engine not in ENGINES:
             raise ValueError(f"unknown search engine {engine!r}; choose one of {ENGINES}")
@@ -160,13 +170,12 @@ class SearchStrategy:
         if value_head is not None:
             if engine != "compiled":
                 raise ValueError("value_head: in the compiled engine only")
-            self.value_head = load_head(value_head)
-            used = [n for n in self.value_head.snakes
-                    if (multi_style if multi_style is not None and n >= 3 else style)
-                    == self.value_head.style]
-            if not used:
+            self.value_head = (value_head if isinstance(value_head, ValueHead)
+                               else load_head(value_head))
+            if not head_used(self.value_head, style, multi_style):
+                named = "given" if isinstance(value_head, ValueHead) else value_head
                 raise ValueError(
-                    f"value_head {value_head}: trained with the {self.value_head.style!r} "
+                    f"value_head {named}: trained with the {self.value_head.style!r} "
                     f"style for {self.value_head.snakes} snakes, which this search values "
                     f"with style {style!r}" + (f" ({multi_style!r} with three or more)"
                                                if multi_style is not None else ""))
@@ -278,9 +287,10 @@ class SearchStrategy:
             network = self.network if evaluator is not self._voronoi else None
             style = plan.style(self.style, self.multi_style)
             head = self.value_head
-            if head is not None and (head.style != style
-                                     or not head.covers(len(plan.opponents) + len(plan.cheap) + 1)):
-                head = None
+            if head is not None and (head.style != style or not head.covers(
+                    len(plan.opponents) + len(plan.cheap) + 1,
+                    board_of(state.ruleset.name, state.board.width, state.board.height))):
+                head = None     # not where it was trained: board control's value alone
             with self._in_flight_lock:
                 threads = 1 if budget.max_nodes is not None else self.search_threads()
                 self._helpers += threads - 1
@@ -391,11 +401,15 @@ VARIANTS: dict[str, dict[str, Any]] = {
     # positions by the hungry weights (the grower's, where length and food count more, and
     # owning no food, the nearest food once health runs low): in the four-snake screens
     # (docs/arena.md) these placed better than joint replies of the two nearest within six
-    # moves and the default weights, which is search-joint; with one opponent the two are
-    # the same search, node for node
+    # moves and the default weights, which is search-joint. In duels on standard 11x11 it
+    # values positions by board control corrected by the shipped value head
+    # (DEFAULT_VALUE_HEAD; against board control alone at 500 ms 58.0 % [51.1, 64.6] in 200 duels,
+    # docs/training.md); without the head (search[value_head=none]), and on other boards,
+    # its duels are search-joint's, node for node
     "search": {"algorithm": "alphabeta", "evaluator": "voronoi", "engine": "compiled",
                "max_concurrent": None, "last_chance": True, "replies": "best",
-               "max_opponents": 3, "reach": None, "multi_style": "hungry"},
+               "max_opponents": 3, "reach": None, "multi_style": "hungry",
+               "value_head": str(DEFAULT_VALUE_HEAD)},
     # the default until 2026-11-24: joint replies of the two nearest opponents within six
     # moves, the others played cheaply (issue 14 measures the default against it)
     "search-joint": {"engine": "compiled", "max_concurrent": None, "last_chance": True},
@@ -474,7 +488,10 @@ def make_search_strategy(name: str = "search", network: Any | None = None,
     ``NUPPEPPOU_SEARCH_THREADS`` (the most threads one compiled search uses) for every
     variant. ``seed`` is accepted for
     the registry's signature; the search is deterministic. ``overrides``
-    (:func:`split_options`) replace the variant's and the environment's options."""
+    (:func:`split_options`) replace the variant's and the environment's options. A
+    variant's own value head (the default's, for duels) is dropped where the search would
+    not use it: searched in Python (the environment above), told to weigh board control by
+    another ``style``, or its file absent (logged: :func:`_variant_head`)."""
     if name not in VARIANTS:
         raise ValueError(f"unknown search strategy {name!r}; choose one of {', '.join(VARIANTS)}")
     options: dict[str, Any] = dict(VARIANTS[name])
@@ -492,6 +509,7 @@ def make_search_strategy(name: str = "search", network: Any | None = None,
         if options["engine"] == "python":
             options.pop("max_concurrent")     # the GIL: the Python search's own limit
             options.pop("multi_style", None)  # it values board control by the reference only
+            options.pop("value_head", None)
     for variable, option, kind in (("NUPPEPPOU_SEARCH_MARGIN_MS", "margin_ms", float),
                                    ("NUPPEPPOU_SEARCH_MAX_CONCURRENT", "max_concurrent", int),
                                    ("NUPPEPPOU_SEARCH_TABLE_MB", "table_mb", float),
@@ -504,8 +522,33 @@ def make_search_strategy(name: str = "search", network: Any | None = None,
             except ValueError:
                 expected = "a number" if kind is float else "an integer"
                 raise ValueError(f"{variable}={value!r}: expected {expected}") from None
-    unknown = set(overrides or {}) - set(OPTION_TYPES)
+    overrides = overrides or {}
+    unknown = set(overrides) - set(OPTION_TYPES)
     if unknown:
         raise ValueError(f"unknown search options {sorted(unknown)}")
-    options.update(overrides or {})
+    options.update(overrides)
+    if options.get("value_head") is not None and "value_head" not in overrides:
+        options["value_head"] = _variant_head(options["value_head"], options.get("style", "default"),
+                                              options.get("multi_style"))
     return SearchStrategy(network, name=name, **options)
+
+
+def _variant_head(path: str, style: str, multi_style: str | None) -> ValueHead | None:
+    """A variant's own value head (the default's, for duels), read once; ``None`` where the
+    search would not use it: told to weigh board control by other weights than the head was
+    tuned with, or the file is absent (logged; the search runs on board control alone, as
+    the service runs on without its network). A file present but bad raises HeadError."""
+    if not Path(path).exists():
+        log.warning("value head %s absent: the search values its positions by board control "
+                    "alone", path)
+        return None
+    head = load_head(path)
+    return head if head_used(head, style, multi_style) else None
+
+
+def head_used(head: Any, style: str, multi_style: str | None) -> bool:
+    """Whether a search valuing positions by ``style`` (``multi_style`` while three snakes
+    or more are alive) would use value head ``head``: for some number of snakes it was
+    trained on, the search's weights there are the head's style."""
+    return any((multi_style if multi_style is not None and n >= 3 else style) == head.style
+               for n in head.snakes)
