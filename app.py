@@ -179,8 +179,9 @@ def create_app(
                  strategy.name, POOL_CAPACITY)
     head = getattr(strategy, "value_head", None)
     if head is not None:
-        log.info("value head %s: corrects board control's value with %s snakes alive",
-                 head.digest, " or ".join(map(str, head.snakes)))
+        log.info("value head %s: corrects board control's value with %s snakes alive%s",
+                 head.digest, " or ".join(map(str, head.snakes)),
+                 f" on {', '.join(head.boards)}" if head.boards else "")
     if game_log is _DEFAULT:
         game_log = game_log_from_environment()
     if game_log is not None:

@@ -8,9 +8,9 @@ the rules (:func:`snake.arena.ending.how_it_died`: the cause, the snake that eli
 and searches again the positions of its last ``--moves`` moves with a search strategy
 (default ``search``, today's default: a record played by another search is best looked at
 again with that one, ``--strategy search-joint`` say, and a duel played before the
-default's value head, 2026-11-27, with ``--strategy "search[value_head=none]"``), stopped at ``--nodes`` nodes a move
-(10,000, as the arena screens play) and given the longest timeout a request may have, so that the view depends on the
-nodes only. Each row: the turn, the search's score, its depth and why it stopped, the
+default's value head, 2026-11-27, with ``--strategy "search[value_head=none]"``), stopped
+at ``--nodes`` nodes a move (10,000, as the arena screens play) and given the longest
+timeout a request may have, so that the view depends on the nodes only. Each row: the turn, the search's score, its depth and why it stopped, the
 opponents it searched and how, those it played cheaply (:mod:`snake.search.state`), and
 whether the snake that killed it was among the searched ones.
 
