@@ -256,8 +256,7 @@ def main(argv: list[str] | None = None) -> None:
                                   + ([("compiled", "nnue"), ("compiled", "blend"),
                                       ("python", "nnue")] if network else [])):
             if evaluator == "default":  # as served: the variant's options, its duel head
-                strategy = make_search_strategy("search", overrides={"think_ms": args.ms,
-                                                                     "max_concurrent": None})
+                strategy = make_search_strategy("search", overrides={"think_ms": args.ms})
             else:
                 extra = {}
                 if evaluator == "head":     # the head's own style, so that it is the one used
