@@ -365,15 +365,16 @@ def test_the_default_values_duels_by_the_shipped_head_and_nothing_else_by_it():
 
 
 def test_the_shipped_head_is_the_one_its_manifest_describes():
-    """weights/value-duel.json names the head's bytes and checksum, how it was tuned and
-    what it won, so the file in weights/ and the account of it cannot drift apart."""
+    """weights/MANIFEST.json's ``value_head`` names the head's bytes and checksum, how it
+    was tuned and what it won, so the file in weights/ and the account of it cannot drift
+    apart."""
     import hashlib
     import json
 
     from snake.core.value_head import load_head
     from snake.search.strategy import DEFAULT_VALUE_HEAD
 
-    manifest = json.loads(DEFAULT_VALUE_HEAD.with_suffix(".json").read_text())
+    manifest = json.loads((DEFAULT_VALUE_HEAD.parent / "MANIFEST.json").read_text())["value_head"]
     data = DEFAULT_VALUE_HEAD.read_bytes()
     assert manifest["weights_file"] == DEFAULT_VALUE_HEAD.name
     assert (manifest["bytes"], manifest["sha256"]) == (len(data), hashlib.sha256(data).hexdigest())

@@ -34,6 +34,10 @@ def test_tiny_run_exports_a_loadable_network(data_dir, tmp_path, capsys):
     assert (run / "best.pt").is_file() and (run / "checkpoint.pt").is_file()
     assert (run / "loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     out = tmp_path / "weights" / "nnue.npz"
+    out.parent.mkdir()
+    head = {"weights_file": "value-duel.npz", "games": 1800}  # the shipped head's account
+    (out.parent / "MANIFEST.json").write_text(json.dumps({"weights_file": "old.npz",
+                                                          "value_head": head}))
     manifest = export.export(run, data_dir, out, command="test", threads=1)
     net = Network.load(out)
     assert net.quantised and net.hidden == (8, 4)
@@ -45,6 +49,7 @@ def test_tiny_run_exports_a_loadable_network(data_dir, tmp_path, capsys):
     assert agreement["serving_path_max_abs_diff"] < export.SERVING_TOLERANCE
     mirror = json.loads((out.parent / "MANIFEST.json").read_text())
     assert mirror["manifest"] == net.manifest and mirror["bytes"] == out.stat().st_size
+    assert mirror["weights_file"] == "nnue.npz" and mirror["value_head"] == head  # kept
     # the evaluation table runs on the exported file
     evaluate.main(["--data", str(data_dir), "--weights", str(out)])
     table = capsys.readouterr().out

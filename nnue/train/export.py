@@ -7,7 +7,9 @@ Takes ``RUN/best.pt`` (the weights with the best validation loss), converts it t
 ``[out, in]`` and are transposed), and saves it quantised (int8 first layer) with a manifest:
 data seed and command, games and positions per ruleset x board and split, epochs, validation
 and test loss, training time, date, command lines, quantisation. ``MANIFEST.json`` beside the
-weight file mirrors the embedded manifest (plus the file's size and sha256).
+weight file mirrors the embedded manifest (plus the file's size and sha256); its
+``value_head`` entry, which describes the value head shipped beside the network
+(``weights/value-duel.npz``), is kept as it was.
 
 The network is written to a file beside ``--out`` first, reloaded with
 :meth:`Network.load`, and checked before it replaces anything: the numpy network's four
@@ -73,6 +75,8 @@ SERVING_SAMPLE = 1000
 #: The serving path and the numpy batch path compute the same float32 values in another
 #: order: they may differ by rounding, no more.
 SERVING_TOLERANCE = 1e-4
+#: The entry of ``MANIFEST.json`` that describes the shipped value head, not the network.
+VALUE_HEAD_KEY = "value_head"
 
 
 class ExportError(RuntimeError):
@@ -193,7 +197,14 @@ def export(run: str | Path, data: str | Path, out: str | Path, *, checkpoint: st
     digest = hashlib.sha256(out.read_bytes()).hexdigest()
     mirror = {"weights_file": out.name, "bytes": out.stat().st_size, "sha256": digest,
               "manifest": manifest}
-    (out.parent / "MANIFEST.json").write_text(json.dumps(mirror, indent=1) + "\n")
+    path = out.parent / "MANIFEST.json"
+    try:    # the value head shipped beside the network is described here too: keep that
+        head = json.loads(path.read_text()).get(VALUE_HEAD_KEY)
+    except (OSError, ValueError, AttributeError):
+        head = None
+    if head is not None:
+        mirror[VALUE_HEAD_KEY] = head
+    path.write_text(json.dumps(mirror, indent=1) + "\n")
     return manifest
 
 

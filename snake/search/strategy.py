@@ -53,7 +53,7 @@ DEFAULT_REACH = 6
 DEFAULT_MAX_CONCURRENT = 2
 #: The default's value head for duels (:mod:`snake.core.value_head`): board control's
 #: value corrected by weights tuned by play (SPSA, docs/training.md), shipped beside the
-#: network with its manifest (``value-duel.json``); ``search[value_head=none]`` is the
+#: network and described in its manifest (``MANIFEST.json``, ``value_head``); ``search[value_head=none]`` is the
 #: default without it.
 DEFAULT_VALUE_HEAD = Path(__file__).resolve().parents[2] / "weights" / "value-duel.npz"
 log = logging.getLogger("nuppeppou.search")  # the service's log (app.configure_logging)
