@@ -10,9 +10,10 @@ and searches again the positions of its last ``--moves`` moves with a search str
 again with that one, ``--strategy search-joint`` say, and a duel played before the
 default's value head, 2026-11-27, with ``--strategy "search[value_head=none]"``), stopped
 at ``--nodes`` nodes a move (10,000, as the arena screens play) and given the longest
-timeout a request may have, so that the view depends on the nodes only. Each row: the turn, the search's score, its depth and why it stopped, the
-opponents it searched and how, those it played cheaply (:mod:`snake.search.state`), and
-whether the snake that killed it was among the searched ones.
+timeout a request may have, so that the view depends on the nodes only. Each row: the
+turn, the search's score, its depth and why it stopped, the opponents it searched and how,
+those it played cheaply (:mod:`snake.search.state`), and whether the snake that killed it
+was among the searched ones.
 
 A *proven* loss is proven under the search's model of the others: the searched opponents
 all play against you, the cheap ones keep going straight. A *forced* position is one in

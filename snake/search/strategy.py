@@ -53,8 +53,8 @@ DEFAULT_REACH = 6
 DEFAULT_MAX_CONCURRENT = 2
 #: The default's value head for duels (:mod:`snake.core.value_head`): board control's
 #: value corrected by weights tuned by play (SPSA, docs/training.md), shipped beside the
-#: network and described in its manifest (``MANIFEST.json``, ``value_head``); ``search[value_head=none]`` is the
-#: default without it.
+#: network and described in its manifest (``MANIFEST.json``, ``value_head``);
+#: ``search[value_head=none]`` is the default without it.
 DEFAULT_VALUE_HEAD = Path(__file__).resolve().parents[2] / "weights" / "value-duel.npz"
 log = logging.getLogger("nuppeppou.search")  # the service's log (app.configure_logging)
 
@@ -403,8 +403,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     # (docs/arena.md) these placed better than joint replies of the two nearest within six
     # moves and the default weights, which is search-joint. In duels on standard 11x11 it
     # values positions by board control corrected by the shipped value head
-    # (DEFAULT_VALUE_HEAD; against board control alone at 500 ms 58.0 % [51.1, 64.6] in 200 duels,
-    # docs/training.md); without the head (search[value_head=none]), and on other boards,
+    # (DEFAULT_VALUE_HEAD; against board control alone at 500 ms, 58.0 % [51.1, 64.6] in
+    # 200 duels, docs/training.md); without the head (search[value_head=none]), and on other boards,
     # its duels are search-joint's, node for node
     "search": {"algorithm": "alphabeta", "evaluator": "voronoi", "engine": "compiled",
                "max_concurrent": None, "last_chance": True, "replies": "best",
@@ -528,7 +528,8 @@ def make_search_strategy(name: str = "search", network: Any | None = None,
         raise ValueError(f"unknown search options {sorted(unknown)}")
     options.update(overrides)
     if options.get("value_head") is not None and "value_head" not in overrides:
-        options["value_head"] = _variant_head(options["value_head"], options.get("style", "default"),
+        options["value_head"] = _variant_head(options["value_head"],
+                                              options.get("style", "default"),
                                               options.get("multi_style"))
     return SearchStrategy(network, name=name, **options)
 
@@ -546,7 +547,7 @@ def _variant_head(path: str, style: str, multi_style: str | None) -> ValueHead |
     return head if head_used(head, style, multi_style) else None
 
 
-def head_used(head: Any, style: str, multi_style: str | None) -> bool:
+def head_used(head: ValueHead, style: str, multi_style: str | None) -> bool:
     """Whether a search valuing positions by ``style`` (``multi_style`` while three snakes
     or more are alive) would use value head ``head``: for some number of snakes it was
     trained on, the search's weights there are the head's style."""
