@@ -179,9 +179,11 @@ def create_app(
                  strategy.name, POOL_CAPACITY)
     head = getattr(strategy, "value_head", None)
     if head is not None:
-        log.info("value head %s: corrects board control's value with %s snakes alive%s",
+        log.info("value head %s: corrects board control's value with %s snakes alive%s%s",
                  head.digest, " or ".join(map(str, head.snakes)),
-                 f" on {', '.join(head.boards)}" if head.boards else "")
+                 f" on {', '.join(head.boards)}" if head.boards else "",
+                 f" in games begun with {' or '.join(map(str, head.began))} snakes"
+                 if head.began else "")
     if game_log is _DEFAULT:
         game_log = game_log_from_environment()
     if game_log is not None:

@@ -17,9 +17,11 @@ turn from turn 7 while the game lasts (to turn 400), each living snake's view, s
 twice: as played (set ``played``), and with every snake's health set to 20-44 (set
 ``hungry``), where food weighs in the evaluation (the duel weights without a value head
 count food only below 50; docs/search.md). The first line of a record says what was
-searched (strategy, the digest of the value head it resolved to, or none; nodes, games,
+searched (strategy, the value head it resolved to: its digest and where it is used, or
+none; nodes, games,
 seed and the ``NUPPEPPOU_SEARCH_*`` environment); each other line is JSON: ``set``,
-``snakes`` (alive), ``position`` (a digest of the request searched), ``move``, ``depth``,
+``snakes`` (alive), ``began`` (the snakes its game began with, told to the search as the
+server's sessions tell it), ``position`` (a digest of the request searched), ``move``, ``depth``,
 ``nodes``, ``stopped`` (why the search ended) and ``scores``.
 
 To record an older checkout, run this file with that checkout first on the path:
@@ -27,8 +29,11 @@ To record an older checkout, run this file with that checkout first on the path:
 come from the rules of the checkout that records them; ``--compare`` refuses two records
 made with other settings or whose positions differ (their rules or random streams differ,
 or one was cut short) rather than count those as differences of play. Records of two
-strategy names are compared (an older checkout's ``search`` against today's
-``search[value_head=none]``, say), and the comparison names both.
+strategy names, or of two value heads, are compared (an older checkout's ``search``
+against today's ``search[value_head=none]``, say, or today's default, whose head values
+games begun as duels only, against an older one without a head), and the comparison names
+both; it counts differences by set, snakes at the start and snakes alive, so a head shows
+where it plays.
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ from snake.search.strategy import VARIANTS, make_search_strategy, split_options
 
 #: The first line of a record: what was searched, so that ``--compare`` refuses two records
 #: made with other settings rather than count their differences as play.
-FORMAT = "bench.same_play 2"   # 2: the header names the value head
+FORMAT = "bench.same_play 3"   # 2: the header names the value head; 3: lines, ``began``
 #: far beyond any search here: the node limit alone stops one (a deadline depends on load)
 THINK_MS = 600_000
 
@@ -64,7 +69,8 @@ LAST_TURN = 400
 
 
 def positions(games: int, seed: int):
-    """``(snakes alive, request body)`` for every searched view, game after game."""
+    """``(snakes alive, snakes at the start, request body)`` for every searched view, game
+    after game."""
     rng = random.Random(seed)
     for game in range(games):
         count = (2, 4)[game % 2]
@@ -76,7 +82,7 @@ def positions(games: int, seed: int):
             if state.turn % EVERY == FIRST_TURN:
                 alive = [s for s in state.board.snakes if s.alive]
                 for snake in alive:
-                    yield len(alive), state_to_request(state, snake.id)
+                    yield len(alive), count, state_to_request(state, snake.id)
             state = rules.play_turn(state, moves, rng)
 
 
@@ -102,6 +108,19 @@ def header(strategy_spec: str, value_head: str | None, nodes: int, games: int,
             "nodes": nodes, "games": games, "seed": seed, "environment": environment}
 
 
+def head_name(head) -> str | None:
+    """A value head as a record's header names it: its digest (the weights and style) and
+    where it is used, which the digest does not say (the same weights may be meant for
+    other games): ``"a20715c9bd711e90 for 2 alive on standard 11x11 in games begun with 2"``."""
+    if head is None:
+        return None
+    boards = getattr(head, "boards", ())        # older checkouts' heads name neither
+    began = getattr(head, "began", ())
+    return (f"{head.digest} for {' or '.join(map(str, head.snakes))} alive"
+            + (f" on {', '.join(boards)}" if boards else "")
+            + (f" in games begun with {' or '.join(map(str, began))}" if began else ""))
+
+
 def record(strategy_spec: str, nodes: int, games: int, seed: int, out) -> tuple[int, int]:
     """Write the header and one line per search to ``out``; ``(searches, nodes)`` in all."""
     base, options = split_options(strategy_spec)
@@ -119,14 +138,16 @@ def record(strategy_spec: str, nodes: int, games: int, seed: int, out) -> tuple[
     strategy.think_ms = THINK_MS
     # the head resolved, not only named: a retuned weights/value-duel.npz plays otherwise
     head = getattr(strategy, "value_head", None)   # older checkouts have none
-    out.write(json.dumps(header(strategy_spec, head.digest if head is not None else None,
-                                nodes, games, seed)) + "\n")
+    out.write(json.dumps(header(strategy_spec, head_name(head), nodes, games, seed)) + "\n")
     searches = total = 0
-    for snakes, body in positions(games, seed):
+    for snakes, began, body in positions(games, seed):
         for name, view in (("played", body), ("hungry", hungry(body))):
-            decision = strategy.choose(parse_request(view), None)
+            request = parse_request(view)
+            if hasattr(request, "snakes_at_start"):     # older checkouts' requests lack it
+                request.snakes_at_start = began         # as the server's sessions tell it
+            decision = strategy.choose(request, None)
             result = decision.search
-            line = {"set": name, "snakes": snakes, "position": digest(view),
+            line = {"set": name, "snakes": snakes, "began": began, "position": digest(view),
                     "move": decision.move,
                     "depth": result.depth if result else None,
                     "nodes": result.nodes if result else 0,
@@ -148,30 +169,39 @@ def compare(path_a: str, path_b: str) -> int:
     except (OSError, ValueError) as error:
         raise SystemExit(f"--compare: {error}") from None
     for path, lines in ((path_a, a), (path_b, b)):
-        if not lines or lines[0].get("format") != FORMAT:
+        if not lines or not str(lines[0].get("format", "")).startswith("bench.same_play"):
             raise SystemExit(f"--compare: {path} is not a record of bench.same_play")
-    settings_a, settings_b = ({k: v for k, v in h.items() if k != "strategy"}
+        if lines[0]["format"] != FORMAT:
+            raise SystemExit(f"--compare: {path} was recorded by {lines[0]['format']}, not "
+                             f"{FORMAT}: record it again")
+    asked = ("strategy", "value_head")
+    settings_a, settings_b = ({k: v for k, v in h.items() if k not in asked}
                               for h in (a[0], b[0]))
     if settings_a != settings_b:
         print(f"not comparable: recorded with other settings ({a[0]} and {b[0]})")
         return 2
     if a[0]["strategy"] != b[0]["strategy"]:
         print(f"strategies {a[0]['strategy']!r} and {b[0]['strategy']!r}, compared as asked")
+    if a[0]["value_head"] != b[0]["value_head"]:
+        # where a head values positions the two play otherwise by design: the groups below
+        # say where (a head may be meant for duels, or for games begun as duels, only)
+        print(f"value heads {a[0]['value_head']} and {b[0]['value_head']}, compared as asked")
     a, b = a[1:], b[1:]
     if len(a) != len(b) or any(x["position"] != y["position"] for x, y in zip(a, b)):
         print(f"not comparable: the records searched different positions ({len(a)} and "
               f"{len(b)} searches: the checkouts' rules or random streams differ, or a "
               "record was cut short)")
         return 2
-    groups: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0, 0])
+    groups: dict[tuple[str, int, int], list[int]] = defaultdict(lambda: [0, 0, 0])
     for x, y in zip(a, b):
-        g = groups[x["set"], x["snakes"]]
+        g = groups[x["set"], x["began"], x["snakes"]]
         g[0] += 1
         g[1] += x != y
         g[2] += x["move"] != y["move"]
-    print(f"{'set':8} {'snakes':>6} {'searches':>9} {'differ':>7} {'move differs':>13}")
-    for (name, snakes), (n, differ, moved) in sorted(groups.items()):
-        print(f"{name:8} {snakes:>6} {n:>9} {differ:>7} {moved:>13}")
+    print(f"{'set':8} {'began':>5} {'snakes':>6} {'searches':>9} {'differ':>7} "
+          f"{'move differs':>13}")
+    for (name, began, snakes), (n, differ, moved) in sorted(groups.items()):
+        print(f"{name:8} {began:>5} {snakes:>6} {n:>9} {differ:>7} {moved:>13}")
     differ = sum(g[1] for g in groups.values())
     moved = sum(g[2] for g in groups.values())
     print(f"in all: {len(a)} searches, {differ} differ ({moved} in their move); nodes "

@@ -69,7 +69,7 @@ def positions(n_snakes: int, count: int, turns: int = 15) -> list[MoveRequest]:
         you = state.board.snake("A")
         if you is None or not you.alive or len(state.board.living_snakes) < 2:
             continue
-        out.append(MoveRequest(state, you))
+        out.append(MoveRequest(state, you, snakes_at_start=n_snakes))
     return out
 
 

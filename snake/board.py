@@ -260,6 +260,19 @@ class MoveRequest:
     #: The move the server answered, set once it is decided: the next turn's request shows
     #: whether the engine applied it (:mod:`snake.sessions`).
     answer: str | None = None
+    #: How many snakes the game began with, as far as its player knows: the snakes of the
+    #: first request it saw of this game (the server's sessions, :mod:`snake.sessions`, and
+    #: the arena's seats set it; a game played from a position begins there). ``None``: not
+    #: known (a request alone does not say), taken as the snakes in this one.
+    snakes_at_start: int | None = None
+
+    @property
+    def began_with(self) -> int:
+        """The number of snakes the game began with, as far as known
+        (:attr:`snakes_at_start`, else the snakes in this request)."""
+        if self.snakes_at_start is not None:
+            return self.snakes_at_start
+        return len(self.state.board.living_snakes)
 
 
 class RequestError(ValueError):

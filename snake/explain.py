@@ -4,7 +4,10 @@ Prints the board, what the move filter removed and why, the flood-fill sums or t
 scores, and the move chosen, as the service would answer the request with no history (a
 fresh session: full refresh). Options: ``--strategy NAME`` (default ``$NUPPEPPOU_STRATEGY``
 or the service's default, ``search``), ``--weights PATH`` (default ``$NUPPEPPOU_WEIGHTS`` or weights/nnue.npz),
-``--no-network`` (flood fill, as a game that got no accumulator).
+``--no-network`` (flood fill, as a game that got no accumulator), ``--snakes-at-start N``
+(how many snakes the game began with: a request alone does not say, and the default's
+value head is meant for games begun as duels; without it, taken as the snakes in the
+request, as the server takes a game whose first turn it did not see).
 """
 
 from __future__ import annotations
@@ -223,16 +226,24 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO =
     parser.add_argument("--strategy", default=os.environ.get("NUPPEPPOU_STRATEGY") or DEFAULT_STRATEGY)
     parser.add_argument("--weights", default=None, help="network file (.npz)")
     parser.add_argument("--no-network", action="store_true", help="play without the network")
+    parser.add_argument("--snakes-at-start", type=int, default=None, metavar="N",
+                        help="the snakes the game began with (default: those in the request)")
     args = parser.parse_args(argv)
 
     try:
         request = parse_request(_load(args.request, stdin))
+        request.snakes_at_start = args.snakes_at_start
     except OSError as exc:
         print(f"error: cannot read {args.request}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     except (ValueError, RecursionError) as exc:  # RequestError and JSON errors
         kind = "invalid request" if isinstance(exc, RequestError) else "not valid JSON"
         print(f"error: {kind}: {exc}", file=sys.stderr)
+        return 2
+    alive = len(request.state.board.living_snakes)
+    if args.snakes_at_start is not None and args.snakes_at_start < alive:
+        print(f"error: --snakes-at-start {args.snakes_at_start}: the request has {alive} "
+              "snakes alive", file=sys.stderr)
         return 2
 
     network = None

@@ -14,6 +14,13 @@ Life of a session:
   its accumulator at once, while different games run in parallel. A ``/move`` for a session
   this process does not know (restart, another gunicorn worker, a reclaimed session) opens
   one first, exactly like ``/start``; the accumulator then starts with a full refresh.
+- The session remembers how many snakes the game began with (the snakes of the first
+  request it saw, ``/start``'s normally) and tells each ``/move`` request
+  (``request.snakes_at_start``): the default search's value head is meant for games begun
+  as duels, and a request alone does not say how its game began. A process that first
+  sees a game mid-way (a restart, an eviction, the engine's connection moved to the other
+  gunicorn worker) takes it as begun with the snakes then alive: if some had died, it
+  takes a four-snake game's last duel for a duel from the start.
 - ``/end`` closes it: the accumulator is reset and pushed back on the stack, and the
   outcome (:func:`snake.rules.outcome_at_end`) and the number of turns are logged.
   ``/end`` for an unknown session does nothing.
@@ -87,6 +94,10 @@ class Session:
     answered: tuple[int, float, frozenset[str] | None] | None = None
     #: The overheads (ms) of the last turns: the engine's latency minus our time.
     overheads: deque = field(default_factory=lambda: deque(maxlen=OVERHEAD_TURNS))
+    #: The most snakes seen alive in this game: how many it began with, when the session
+    #: saw its first turn (``request.snakes_at_start``; a value head may be meant only for
+    #: games that began so).
+    snakes_at_start: int = 0
 
     def margin_ms(self, request: MoveRequest, check_moves: bool = True) -> float | None:
         """Takes in what this request shows of our previous answer, and returns the margin
@@ -200,6 +211,9 @@ class SessionManager:
                 accumulator = None if session.closed else session.accumulator
                 if self.adaptive_margin:
                     request.margin_ms = session.margin_ms(request, self.check_moves)
+                session.snakes_at_start = max(session.snakes_at_start,
+                                              len(request.state.board.living_snakes))
+                request.snakes_at_start = session.snakes_at_start
                 try:
                     yield accumulator
                 except BaseException:
@@ -309,13 +323,14 @@ class SessionManager:
             f"snakes={len(board.living_snakes)} accumulator={'yes' if accumulator else 'no'}"
         )
         session = Session(key[0], key[1], accumulator, accumulator is not None, description,
-                          self.clock(),
-                          turn=state.turn)
+                          self.clock(), turn=state.turn,
+                          snakes_at_start=len(board.living_snakes))
         self._sessions[key] = session
         free = f" (stack: {self.pool.free_count} free of {self.pool.created} created, " \
                f"capacity {self.pool.capacity})" if self.pool is not None else ""
         log.info("game start %s you=%s turn=%d %s%s%s", key[0], key[1], state.turn, description,
-                 "" if via == "start" else " [opened by /move]", free)
+                 "" if via == "start" else " [opened by /move: taken as begun with these "
+                 "snakes]", free)
         return session
 
     def _covered(self, request: MoveRequest) -> bool:

@@ -539,3 +539,30 @@ def test_ids_with_control_characters_cannot_forge_log_lines(client):
     lines = stream.getvalue().splitlines()
     assert lines and not any(line.startswith("ERROR") for line in lines)
     assert any("g1\\x0aERROR nuppeppou: forged\\x0d\\x1b[2K" in line for line in lines)
+
+
+def test_a_move_is_told_how_many_snakes_its_game_began_with(network):
+    """/start shows four snakes; a later /move of the same game shows two (a four-snake
+    game's last duel, which the default's duel head is not for): the strategy is told four.
+    A game whose /start this process never saw is taken as begun with the snakes then."""
+    told = []
+
+    class Recorder:
+        name = "recorder"
+
+        def choose(self, request, accumulator):
+            told.append((request.state.game.id, request.began_with))
+            return Decision("up")
+
+    client = create_app(network=network, strategy=Recorder(), game_log=None).test_client()
+    start = state_to_request(play(game_id="g4", turns=0)[0].state, "s0")
+    assert len(start["board"]["snakes"]) == 4
+    assert client.post("/start", json=start).status_code == 200
+    duel = copy.deepcopy(start)
+    duel["turn"] = 150
+    duel["board"]["snakes"] = duel["board"]["snakes"][:2]
+    assert client.post("/move", json=duel).status_code == 200
+    unseen = copy.deepcopy(duel)
+    unseen["game"]["id"] = "g-unseen"
+    assert client.post("/move", json=unseen).status_code == 200
+    assert told == [("g4", 4), ("g-unseen", 2)]

@@ -1113,3 +1113,27 @@ def test_a_game_with_no_other_snake_at_a_turn_counted_once_when_given_twice():
                               {50: (7, 5.0), 100: (9, float("nan"))}, game_id="g1", seats=2)
         games.admit("mine", summary)
     assert games.duplicates == 1 and games.clashes == 0
+
+
+def test_built_in_seats_are_told_how_many_snakes_the_game_began_with(monkeypatch):
+    """As the server's sessions do: the duel left of a four-snake game is not a game begun
+    as a duel (the default's value head is meant for those only)."""
+    from snake import strategies
+    from snake.arena.match import play_game
+    from snake.arena.players import PlayerSpec
+    from snake.arena.schedule import plan_games
+    from snake.strategy import FloodFillStrategy
+
+    told = []     # (snakes alive, snakes at the start as the request says)
+
+    class Recorder(FloodFillStrategy):
+        def choose(self, request, accumulator):
+            told.append((len(request.state.board.living_snakes), request.snakes_at_start))
+            return super().choose(request, accumulator)
+
+    monkeypatch.setitem(strategies._REGISTRY, "recorder", lambda network=None, seed=None: Recorder())
+    spec = plan_games(n_players=1, games=1, seed=4, ruleset="standard", map_name="standard",
+                      width=7, height=7, timeout=500, n_snakes=4, max_turns=400)[0]
+    play_game(spec, [PlayerSpec("recorder", "recorder")])
+    assert {alive for alive, _ in told} >= {4, 2}       # the game came down to a duel
+    assert {began for _, began in told} == {4}

@@ -236,3 +236,30 @@ def test_labels_stay_unique_past_26_snakes(tmp_path):
     assert labels[:2] == ["A", "B"] and labels[26:28] == ["A2", "B2"]
     assert "  B2: n27 (s27)" in text and "<- you" in text.split("  B2: ")[1].splitlines()[0]
     assert "A2 is drawn A" in text
+
+
+def test_it_says_when_the_duel_head_is_not_used_and_why(tmp_path):
+    """The default values duels by its head only in games begun as duels: a request alone
+    does not say how its game began, ``--snakes-at-start`` does."""
+    path = drawn_request(tmp_path, """
+    . . . . . . . . . . .
+    . . . . . . . . . . .
+    . . A a a . . . . . .
+    . . . . . . . . . . .
+    . . . . . * . . . . .
+    . . . . . . . . . . .
+    . . . . . . . . . . .
+    . . . . . . B b b . .
+    . . . . . . . . . . .
+    . . . . . . . . . . .
+    . . . . . . . . . . .
+    """)
+    code, text = run([str(path), "--strategy", "search[max_nodes=2000]", "--no-network"])
+    assert code == 0 and "with voronoi + value head evaluation" in text
+    code, text = run([str(path), "--strategy", "search[max_nodes=2000]", "--no-network",
+                      "--snakes-at-start", "4"])
+    assert code == 0 and "with voronoi evaluation" in text
+    assert "value head not used: meant for games begun with 2 snakes, this one began with 4" \
+        in text
+    code, _ = run([str(path), "--snakes-at-start", "1", "--no-network"])
+    assert code == 2

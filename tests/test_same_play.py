@@ -25,9 +25,11 @@ def test_a_record_repeats_itself_and_a_change_of_play_is_counted(tmp_path, capsy
         assert same_play.main(["--out", str(path), "--games", "2", "--nodes", "200"]) == 0
     head, *lines = read(first)
     assert head["strategy"] == "search" and head["nodes"] == 200 and head["games"] == 2
-    assert head["value_head"] == make_search_strategy("search").value_head.digest
+    assert head["value_head"] == (make_search_strategy("search").value_head.digest
+                                  + " for 2 alive on standard 11x11 in games begun with 2")
     assert [line["set"] for line in lines] == ["played", "hungry"] * (len(lines) // 2)
     assert {line["snakes"] for line in lines} >= {2, 4}
+    assert {(line["began"], line["snakes"]) for line in lines} >= {(2, 2), (4, 4)}
     # each position searched twice, the hungry view another request than the played one
     assert all(p["position"] != h["position"] for p, h in zip(lines[::2], lines[1::2]))
     assert all(line["move"] in ("up", "down", "left", "right") for line in lines)
@@ -57,7 +59,7 @@ def test_a_record_repeats_itself_and_a_change_of_play_is_counted(tmp_path, capsy
 
     # records of other positions, of a run cut short or of other settings are not compared
     for edit in (lambda r: r[1].update(position="0" * 16), lambda r: r.pop(),
-                 lambda r: r[0].update(nodes=300), lambda r: r[0].update(value_head=None)):
+                 lambda r: r[0].update(nodes=300)):
         lines = read(first)
         edit(lines)
         write(second, lines)
@@ -71,6 +73,22 @@ def test_a_record_repeats_itself_and_a_change_of_play_is_counted(tmp_path, capsy
     write(second, lines)
     assert same_play.main(["--compare", str(first), str(second)]) == 0
     assert "strategies 'search' and 'search-joint', compared as asked" in capsys.readouterr().out
+    # so are two value heads, and the differences are counted where the games began
+    lines = read(first)
+    lines[0]["value_head"] = None
+    lines[-1]["move"] = next(m for m in ("up", "down", "left", "right") if m != lines[-1]["move"])
+    write(second, lines)
+    assert same_play.main(["--compare", str(first), str(second)]) == 1
+    out = capsys.readouterr().out
+    assert f"value heads {head['value_head']} and None, compared as asked" in out
+    last = lines[-1]
+    assert any(row.split() == [last["set"], str(last["began"]), str(last["snakes"]),
+                               row.split()[3], "1", "1"] for row in out.splitlines())
+    # a record of an older version is refused by name
+    lines[0]["format"] = "bench.same_play 2"
+    write(second, lines)
+    with pytest.raises(SystemExit, match="recorded by bench.same_play 2"):
+        same_play.main(["--compare", str(first), str(second)])
 
 
 def test_bad_records_and_network_searches_are_refused(tmp_path):

@@ -357,6 +357,10 @@ def test_the_default_values_duels_by_the_shipped_head_and_nothing_else_by_it():
     assert DEFAULT_VALUE_HEAD.is_file() and default.value_head.snakes == (2,)
     assert default.search(game_position(2, seed=3)).evaluator.endswith("+ value head")
     assert not default.search(game_position(4, seed=3)).evaluator.endswith("+ value head")
+    # a duel is valued by it in games begun as duels only: not in a four-snake game's last
+    duel = game_position(2, seed=3)
+    duel.snakes_at_start = 4
+    assert default.search(duel).evaluator == "voronoi"
     assert get_strategy("search[value_head=none]").value_head is None
     assert get_strategy("search[style=space]").value_head is None
     assert get_strategy("search-joint").value_head is None
@@ -381,6 +385,7 @@ def test_the_shipped_head_is_the_one_its_manifest_describes():
     head = load_head(DEFAULT_VALUE_HEAD)
     assert (manifest["digest"], manifest["games"]) == (head.digest, head.meta["games"])
     assert head.boards == ("standard 11x11",)       # where it was tuned and measured
+    assert head.began == (2,)                       # in games begun as duels: where it won
 
 
 def test_without_its_head_file_the_default_runs_on_board_control_and_says_so(

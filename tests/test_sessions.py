@@ -541,3 +541,24 @@ def test_the_search_thinks_until_the_wider_of_its_margin_and_the_games():
     request.margin_ms = None
     request.state.game.timeout = 100           # its own margin is wider than the timeout
     assert strategy.budget(request, started=started).deadline == pytest.approx(started + 0.025)
+
+
+def test_a_move_is_told_how_many_snakes_its_game_began_with():
+    """A request does not say how its game began; the session does (the default's value
+    head is meant for games begun as duels, not for a four-snake game's last duel). A game
+    first seen mid-way is taken as begun with the snakes alive then."""
+    manager = SessionManager(None)
+    manager.start(start_request("g-began"))                 # four snakes at turn 0
+    later = play(game_id="g-began", turns=20)[-1]
+    assert later.state.turn == 20 and len(later.state.board.living_snakes) == 4
+    body = state_to_request(later.state, "s0")
+    body["board"]["snakes"] = [s for s in body["board"]["snakes"] if s["id"] in ("s0", "s1")]
+    last_duel = parse_request(body)                         # two of the four gone
+    assert last_duel.snakes_at_start is None and last_duel.began_with == 2
+    with manager.use(last_duel):
+        pass
+    assert last_duel.snakes_at_start == 4 and last_duel.began_with == 4
+    unseen = parse_request({**body, "game": {**body["game"], "id": "g-unseen"}})
+    with manager.use(unseen):                               # opened by this /move
+        pass
+    assert unseen.snakes_at_start == 2

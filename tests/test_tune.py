@@ -54,6 +54,7 @@ def test_tuning_moves_the_weights_by_the_pairs_results_and_resumes(tmp_path, cap
     assert state["w"][MEASUREMENTS.index("opponents")] == 0.0
     head = load_head(folder / "head.npz")
     assert head.residual and head.snakes == (2,) and head.meta["iterations"] == 2
+    assert head.boards == ("standard 7x7",) and head.began == (2,)   # where its games were
     assert np.allclose(head.w1[0], state["w"]) and np.allclose(head.w1[1], -np.array(state["w"]))
     assert not list((folder / "work").glob("*.npz"))    # the pairs' heads are cleaned up
 

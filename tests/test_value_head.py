@@ -19,6 +19,7 @@ import pytest
 from snake import core
 from snake.arena.__main__ import main as arena_main
 from snake.core.control import MEASUREMENTS, N_MEASUREMENTS, control_value, workspace
+from snake.board import MoveRequest
 from snake.core.value_head import HeadError, ValueHead, load_head, measurements
 from snake.diagram import from_ascii
 from snake.rules import MOVES, distance, fatal_reason, next_square, obstacles_after_move
@@ -168,6 +169,16 @@ def test_a_head_file_round_trips_and_bad_files_are_refused(tmp_path):
     assert not named.covers(2, "standard 7x7") and not named.covers(2, "wrapped 11x11")
     with pytest.raises(HeadError, match="boards"):
         ValueHead(head.w1, head.b1, head.w2, 0.1, boards=("11x11",))
+    # one that names how its games began covers those games only; an unknown start, any
+    assert back.began == () and back.covers(4, "standard 11x11", 4)
+    ValueHead(head.w1, head.b1, head.w2, 0.1, began=(2,)).save(tmp_path / "g.npz")
+    duels = load_head(tmp_path / "g.npz")
+    assert duels.began == (2,) and duels.covers(2, "standard 11x11", 2)
+    assert not duels.covers(2, "standard 11x11", 4) and duels.covers(2, "standard 11x11")
+    with pytest.raises(HeadError, match="begun"):
+        ValueHead(head.w1, head.b1, head.w2, 0.1, began=(0,))
+    with pytest.raises(HeadError, match="begun"):      # three alive in games begun with two
+        ValueHead(head.w1, head.b1, head.w2, 0.1, snakes=(3,), began=(2,))
     with pytest.raises(HeadError, match="no such file|not a value head"):
         load_head(tmp_path / "missing.npz")
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
@@ -224,6 +235,13 @@ def test_a_search_uses_its_head_only_where_it_was_trained(tmp_path):
                               boards=("standard 11x11",)), duel).evaluator == "voronoi"
     assert searched(ValueHead(elsewhere.w1, elsewhere.b1, elsewhere.w2, elsewhere.b2,
                               boards=("standard 7x5",)), duel).evaluator == "voronoi + value head"
+    # and only in the games it names: the duel as the last of a game begun with four snakes
+    duels_only = ValueHead(elsewhere.w1, elsewhere.b1, elsewhere.w2, elsewhere.b2, began=(2,))
+    assert searched(duels_only, duel).evaluator == "voronoi + value head"   # as far as known
+    last_duel = MoveRequest(duel.state, duel.you, snakes_at_start=4)
+    found = searched(duels_only, last_duel)
+    assert found.evaluator == "voronoi" and "meant for games begun with 2 snakes" in found.note
+    assert searched(small_head(snakes=(2,)), last_duel).evaluator == "voronoi + value head"
     # a head of zeros on top of the style is the style: the same tree, node for node
     zero = ValueHead(np.zeros((2, N_MEASUREMENTS)), np.zeros(2), np.zeros(2), 0.0, residual=True)
     with_zero, without = searched(zero, duel), plain.search(duel)
@@ -286,6 +304,7 @@ def test_training_a_head_on_arena_records(tmp_path, capsys, monkeypatch):
     assert "4 records" in printed and "test loss" in printed
     head = load_head(out)
     assert head.hidden == 4 and head.snakes == (2,) and head.style == "default" and head.residual
+    assert head.boards == ("standard 7x7",) and head.began == (2,)     # what its records were
     assert head.meta["records"] == 4 and len(head.meta["validation_loss"]) == 2
     assert set(head.meta["test"]) == {"positions", "constant", "style", "head", "search",
                                       "head_vs_search"}

@@ -87,12 +87,14 @@ def linear_head(w: np.ndarray, style: str = "default", meta: dict[str, Any] | No
                 means: np.ndarray | None = None, size: Sequence[int] | None = None) -> ValueHead:
     """The residual value head ``z = w . (x - means)`` (module docstring), for duels
     (``means`` 0: ``z = w . x``) on standard boards of ``size`` (the tuner's; ``None``: any
-    board)."""
+    board), in games begun as duels (the tuner's games, from the start or from its duel
+    positions, begin with two snakes)."""
     w = np.asarray(w, dtype=np.float64)
     shift = 0.0 if means is None else float(w @ np.asarray(means, dtype=np.float64))
     return ValueHead(np.stack([w, -w]), np.array([-shift, shift]), np.array([1.0, -1.0]), 0.0,
                      style=style, snakes=(2,), meta=dict(meta or {}), residual=True,
-                     boards=(board_of("standard", *size),) if size is not None else ())
+                     boards=(board_of("standard", *size),) if size is not None else (),
+                     began=(2,))
 
 
 def signs(seed: int, k: int, tuned: np.ndarray) -> np.ndarray:

@@ -16,7 +16,10 @@ about 5 seconds a record at 10,000 nodes, every fourth turn), so a run resumes a
 heads reuse them. Records with no result for their snakes (a match stopped once one
 player's place was settled) are skipped. The split is by game (``--holdout`` of the games
 each for validation and test, at least one, by a shuffle seeded with ``--seed``), so
-positions of one game never straddle two splits.
+positions of one game never straddle two splits. The head names the boards its records
+were played on and the numbers of snakes their games began with (``boards``, ``began``:
+a search uses it there only), so a duel head learned from four-snake games' last duels
+is for those, not for games begun as duels; both are printed.
 
 ``--playout D`` moves each position on by ``D`` turns in which every living snake plays a
 uniformly random move that is not certain death (the rules without food spawning, seeded by
@@ -177,10 +180,12 @@ def record_positions(path: Path, snakes: Sequence[int], style: str, every: int,
             "turn": np.array(turns, np.int64)}
 
 
-def record_board(path: Path) -> str:
-    """The ruleset and size a record was played on (:func:`snake.core.value_head.board_of`)."""
+def record_game(path: Path) -> tuple[str, int]:
+    """The ruleset and size a record was played on (:func:`snake.core.value_head.board_of`)
+    and the number of snakes its game began with."""
     state = parse_request(read_replay(path).turns[0]).state
-    return board_of(state.ruleset.name, state.board.width, state.board.height)
+    return (board_of(state.ruleset.name, state.board.width, state.board.height),
+            len(state.board.living_snakes))
 
 
 def cache_key(path: Path, snakes: Sequence[int], style: str, every: int,
@@ -475,10 +480,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "sources": sorted({str(Path(a)) for a in args.records}), "hidden": args.hidden,
             "epochs": args.epochs, "seed": args.seed, "validation_loss": history,
             "seconds": round(time.perf_counter() - started, 1), **figures}
-    # the boards it learned on, so that a search uses it there only
-    boards = tuple(sorted({record_board(files[i]) for i in games.tolist()}))
+    # the boards it learned on and how its games began, so that a search uses it there only
+    played = {record_game(files[i]) for i in games.tolist()}
     head = ValueHead(head.w1, head.b1, head.w2, head.b2, args.style, tuple(args.snakes), meta,
-                     args.residual, boards)
+                     args.residual, tuple(sorted({board for board, _ in played})),
+                     tuple(sorted({began for _, began in played})))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     head.save(args.out)
     test = figures["test"]
@@ -493,7 +499,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("test loss: no test positions (too few records)")
     for phase, row in figures["by_phase"].items():
         print(f"  {phase}: {row}")
-    print(f"wrote {args.out} ({meta['seconds']} s)")
+    print(f"wrote {args.out} ({meta['seconds']} s): for {args.snakes} snakes alive on "
+          f"{', '.join(head.boards)}, in games begun with {' or '.join(map(str, head.began))}")
     return 0
 
 

@@ -180,12 +180,16 @@ class BuiltinSeat:
         if network is not None:
             from nnue.accumulator import Accumulator
             self.accumulator = Accumulator(network)
+        #: the snakes of the game's first turn (as the server's sessions tell requests)
+        self.snakes_at_start: int | None = None
 
     def start(self, body: dict[str, Any]) -> None:
-        pass
+        self.snakes_at_start = len(body["board"]["snakes"])
 
     def move(self, request: MoveRequest) -> Answer:
         t0 = time.perf_counter()
+        if self.snakes_at_start is not None:
+            request.snakes_at_start = self.snakes_at_start
         try:
             decision = self.strategy.choose(request, self.accumulator)
         except Exception as exc:  # a bug in a strategy is counted, not fatal to the run

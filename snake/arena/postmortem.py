@@ -158,11 +158,14 @@ def score_text(view: PositionView) -> str:
     return f"{search.score:+.3f}"
 
 
-def view_of(body: dict, strategy, moves_before: int) -> PositionView:
-    """The strategy's view of the position in request ``body``, searched on nodes alone."""
+def view_of(body: dict, strategy, moves_before: int,
+            snakes_at_start: int | None = None) -> PositionView:
+    """The strategy's view of the position in request ``body`` of a game begun with
+    ``snakes_at_start`` snakes, searched on nodes alone."""
     body = copy.deepcopy(body)
     body["game"]["timeout"] = LONGEST_TIMEOUT
     request = parse_request(body)
+    request.snakes_at_start = snakes_at_start
     decision = strategy.choose(request, None)
     no_safe_move = decision.filter is not None and not decision.filter.allowed
     return PositionView(request.state.turn, moves_before, decision.search,
@@ -179,7 +182,8 @@ def look_back(path: Path, strategy, moves: int) -> Postmortem | None:
     names = {s["id"]: f"{chr(ord('A') + k % 26)} {s['name']}"
              for k, s in enumerate(replay.turns[0]["board"]["snakes"])}
     draw = fell_in_draw(replay, death)
-    views = [view_of(replay.turns[death.line - back], strategy, back + 1)
+    began = len(replay.turns[0]["board"]["snakes"])
+    views = [view_of(replay.turns[death.line - back], strategy, back + 1, began)
              for back in range(min(moves, death.line + 1))]
     return Postmortem(path.name, death, draw, replay.turns[death.line]["turn"], views, names,
                       sealed_by_food(replay, death, views, strategy), cut_off(replay, death))
@@ -224,7 +228,8 @@ def sealed_by_food(replay: Replay, death: Death, views: list[PositionView],
         state.turn = turns[i + 1]["turn"]
         if state.board.snake(you_id).eliminated_cause:
             return None
-    unfed = view_of(state_to_request(state, you_id), strategy, proven.moves_before)
+    unfed = view_of(state_to_request(state, you_id), strategy, proven.moves_before,
+                    len(turns[0]["board"]["snakes"]))
     if unfed.proven_lost:
         return None
     return Sealing(choice.turn, proven.turn, appeared)

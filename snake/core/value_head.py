@@ -17,7 +17,10 @@ end of them is read with zero weights on those), ``style``
 (the board-control weights of its ``value`` input), ``snakes`` (the numbers of living snakes
 it learned from: a search uses it only for those), ``boards`` (the rulesets and sizes it
 learned on, as ``"standard 11x11"``: a search uses it only on those; absent or empty, on
-any) and ``meta`` (JSON: the data, the training run, its loss). ``nnue.train.value_head``
+any), ``began`` (the numbers of snakes the games it learned from began with, a game
+played from a position beginning there: a search uses it only in games that began so, as
+far as it knows, :attr:`snake.board.MoveRequest.snakes_at_start`; absent or empty, in any)
+and ``meta`` (JSON: the data, the training run, its loss). ``nnue.train.value_head``
 trains one, ``nnue.train.tune`` tunes one.
 """
 
@@ -59,6 +62,8 @@ class ValueHead:
     residual: bool = False
     #: The boards it was trained on (:func:`board_of`); empty: any board.
     boards: tuple[str, ...] = ()
+    #: The numbers of snakes the games it was trained in began with; empty: any game.
+    began: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         hidden = self.w1.shape[0] if self.w1.ndim == 2 else 0
@@ -74,6 +79,10 @@ class ValueHead:
             raise HeadError("value head: weights that are not finite")
         if not all(isinstance(b, str) and len(b.split()) == 2 for b in self.boards):
             raise HeadError(f"value head: boards {self.boards!r}: each 'RULESET WxH'")
+        if self.began and (min(self.began) < 1
+                           or not any(n <= b for n in self.snakes for b in self.began)):
+            raise HeadError(f"value head: games begun with {self.began!r} snakes: each >= 1, "
+                            f"and some with at least {min(self.snakes)} (its snakes alive)")
 
     @property
     def hidden(self) -> int:
@@ -93,11 +102,13 @@ class ValueHead:
         """A short hash of the weights and style (salts a search's table entries)."""
         return hashlib.sha256(self.fields().tobytes() + self.style.encode()).hexdigest()[:16]
 
-    def covers(self, alive: int, board: str | None = None) -> bool:
+    def covers(self, alive: int, board: str | None = None, began: int | None = None) -> bool:
         """Whether it was trained on positions with ``alive`` living snakes (and on
-        ``board``, :func:`board_of`, when given and the head names its boards)."""
-        return alive in self.snakes and (board is None or not self.boards
-                                         or board in self.boards)
+        ``board``, :func:`board_of`, in games begun with ``began`` snakes, each when given
+        and the head names them)."""
+        return (alive in self.snakes
+                and (board is None or not self.boards or board in self.boards)
+                and (began is None or not self.began or began in self.began))
 
     def value(self, x: np.ndarray) -> np.ndarray:
         """The head's value of measurements ``x`` (``[..., N_MEASUREMENTS]``), in numpy
@@ -118,6 +129,7 @@ class ValueHead:
                  measurements=np.array(MEASUREMENTS), style=np.array(self.style),
                  snakes=np.array(self.snakes, dtype=np.int64), residual=np.array(self.residual),
                  boards=np.array(self.boards, dtype=str),
+                 began=np.array(self.began, dtype=np.int64),
                  meta=np.array(json.dumps(self.meta, sort_keys=True)))
 
 
@@ -145,7 +157,9 @@ def load_head(path: str | Path) -> ValueHead:
                              json.loads(str(data["meta"])),
                              bool(data["residual"]) if "residual" in data.files else False,
                              tuple(str(b) for b in np.atleast_1d(data["boards"]))
-                             if "boards" in data.files else ())
+                             if "boards" in data.files else (),
+                             tuple(int(k) for k in np.atleast_1d(data["began"]))
+                             if "began" in data.files else ())
     except HeadError as exc:
         raise HeadError(f"{path}: {exc}" if not str(exc).startswith(str(path)) else str(exc)) from None
     except (OSError, KeyError, ValueError, IndexError, TypeError, AttributeError) as exc:

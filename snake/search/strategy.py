@@ -51,9 +51,9 @@ DEFAULT_REACH = 6
 #: Searches run at once per process (the GIL gives a process one core at most): beyond
 #: this, a move is answered by the seed step at once. Measured in docs/server.md.
 DEFAULT_MAX_CONCURRENT = 2
-#: The default's value head for duels (:mod:`snake.core.value_head`): board control's
-#: value corrected by weights tuned by play (SPSA, docs/training.md), shipped beside the
-#: network and described in its manifest (``MANIFEST.json``, ``value_head``);
+#: The default's value head for games begun as duels (:mod:`snake.core.value_head`): board
+#: control's value corrected by weights tuned by play (SPSA, docs/training.md), shipped
+#: beside the network and described in its manifest (``MANIFEST.json``, ``value_head``);
 #: ``search[value_head=none]`` is the default without it.
 DEFAULT_VALUE_HEAD = Path(__file__).resolve().parents[2] / "weights" / "value-duel.npz"
 log = logging.getLogger("nuppeppou.search")  # the service's log (app.configure_logging)
@@ -137,9 +137,10 @@ class SearchStrategy:
     weights while three snakes or more are alive (``None``: ``style`` throughout).
     ``value_head``: a learned value head or its file (:mod:`snake.core.value_head`,
     compiled engine) that values the leaves from board control's measurements in the
-    positions it was trained for: the number of living snakes at the root and the board
-    (ruleset and size) it names, valued with the style it was trained with (a head this
-    search would never use is refused).
+    positions it was trained for: the number of living snakes at the root, the board
+    (ruleset and size) and the number of snakes the game began with
+    (``request.began_with``) it names, valued with the style it was trained with (a head
+    this search would never use is refused).
     ``threads``: the most threads one compiled search uses (lazy SMP:
     :func:`snake.core.search.run`), its helpers only on cores no other search holds
     (:meth:`search_threads`); a node-limited search uses one."""
@@ -287,10 +288,17 @@ class SearchStrategy:
             network = self.network if evaluator is not self._voronoi else None
             style = plan.style(self.style, self.multi_style)
             head = self.value_head
-            if head is not None and (head.style != style or not head.covers(
-                    len(plan.opponents) + len(plan.cheap) + 1,
-                    board_of(state.ruleset.name, state.board.width, state.board.height))):
-                head = None     # not where it was trained: board control's value alone
+            if head is not None:
+                alive = len(plan.opponents) + len(plan.cheap) + 1
+                board = board_of(state.ruleset.name, state.board.width, state.board.height)
+                if head.style == style and head.covers(alive, board) \
+                        and not head.covers(alive, board, request.began_with):
+                    # the one case a position alone does not show: say it
+                    note = ((f"{note}; " if note else "") + "value head not used: meant for "
+                            f"games begun with {' or '.join(map(str, head.began))} snakes, "
+                            f"this one began with {request.began_with}")
+                if head.style != style or not head.covers(alive, board, request.began_with):
+                    head = None     # not where it was trained: board control's value alone
             with self._in_flight_lock:
                 threads = 1 if budget.max_nodes is not None else self.search_threads()
                 self._helpers += threads - 1
@@ -401,11 +409,12 @@ VARIANTS: dict[str, dict[str, Any]] = {
     # positions by the hungry weights (the grower's, where length and food count more, and
     # owning no food, the nearest food once health runs low): in the four-snake screens
     # (docs/arena.md) these placed better than joint replies of the two nearest within six
-    # moves and the default weights, which is search-joint. In duels on standard 11x11 it
-    # values positions by board control corrected by the shipped value head
-    # (DEFAULT_VALUE_HEAD; against board control alone at 500 ms, 58.0 % [51.1, 64.6] in
-    # 200 duels, docs/training.md); without the head (search[value_head=none]), and on other boards,
-    # its duels are search-joint's, node for node
+    # moves and the default weights, which is search-joint. In games begun as duels on
+    # standard 11x11 it values positions by board control corrected by the shipped value
+    # head (DEFAULT_VALUE_HEAD; against board control alone at 500 ms, 58.0 % [51.1, 64.6]
+    # in 200 duels, docs/training.md; not in the last duels of games begun with more
+    # snakes, where it has not been shown to win); without the head
+    # (search[value_head=none]), and elsewhere, its duels are search-joint's, node for node
     "search": {"algorithm": "alphabeta", "evaluator": "voronoi", "engine": "compiled",
                "max_concurrent": None, "last_chance": True, "replies": "best",
                "max_opponents": 3, "reach": None, "multi_style": "hungry",
