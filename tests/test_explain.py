@@ -245,8 +245,8 @@ def test_it_says_when_the_duel_head_is_not_used_and_why(tmp_path):
     . . . . . . . . . . .
     . . . . . . . . . . .
     . . A a a . . . . . .
+    . . . * . . . . . . .
     . . . . . . . . . . .
-    . . . . . * . . . . .
     . . . . . . . . . . .
     . . . . . . . . . . .
     . . . . . . B b b . .
@@ -256,9 +256,11 @@ def test_it_says_when_the_duel_head_is_not_used_and_why(tmp_path):
     """)
     code, text = run([str(path), "--strategy", "search[max_nodes=2000]", "--no-network"])
     assert code == 0 and "with voronoi + value head evaluation" in text
+    assert "only below health 50 (health 100), and a learned value head corrects it" in text
     code, text = run([str(path), "--strategy", "search[max_nodes=2000]", "--no-network",
                       "--snakes-at-start", "4"])
     assert code == 0 and "with voronoi evaluation" in text
+    assert "a learned value head corrects it" not in text
     assert "value head not used: meant for games begun with 2 snakes, this one began with 4" \
         in text
     code, _ = run([str(path), "--snakes-at-start", "1", "--no-network"])
