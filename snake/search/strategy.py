@@ -291,14 +291,14 @@ class SearchStrategy:
             if head is not None:
                 alive = len(plan.opponents) + len(plan.cheap) + 1
                 board = board_of(state.ruleset.name, state.board.width, state.board.height)
-                if head.style == style and head.covers(alive, board) \
-                        and not head.covers(alive, board, request.began_with):
+                if head.style != style or not head.covers(alive, board):
+                    head = None     # not where it was trained: board control's value alone
+                elif not head.covers(alive, board, request.began_with):
                     # the one case a position alone does not show: say it
                     note = ((f"{note}; " if note else "") + "value head not used: meant for "
                             f"games begun with {' or '.join(map(str, head.began))} snakes, "
                             f"this one began with {request.began_with}")
-                if head.style != style or not head.covers(alive, board, request.began_with):
-                    head = None     # not where it was trained: board control's value alone
+                    head = None
             with self._in_flight_lock:
                 threads = 1 if budget.max_nodes is not None else self.search_threads()
                 self._helpers += threads - 1
