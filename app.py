@@ -164,11 +164,16 @@ def create_app(
     if isinstance(strategy, str) or strategy is None:
         name = strategy or os.environ.get("NUPPEPPOU_STRATEGY") or DEFAULT_STRATEGY
         strategy = get_strategy(name, network=network)
+    if game_log is _DEFAULT:
+        game_log = game_log_from_environment()
     if sessions is None:
         pool = _make_pool(network) if network is not None else None
+        # A game first seen mid-way (the other worker had it) began as its /start, which
+        # the other worker wrote in the game log.
         sessions = SessionManager(pool, idle_limit=float(app.config["IDLE_LIMIT"]), clock=clock,
                                   adaptive_margin=bool(app.config["ADAPTIVE_MARGIN"]),
-                                  check_moves=bool(app.config["CHECK_MOVES"]))
+                                  check_moves=bool(app.config["CHECK_MOVES"]),
+                                  began_with=game_log.snakes_at_start if game_log else None)
     if network is None:
         log.info("no network (%s absent): strategy %s runs without one (seed plays by flood "
                  "fill, the network's searches by board control)",
@@ -184,8 +189,6 @@ def create_app(
                  f" on {', '.join(head.boards)}" if head.boards else "",
                  f" in games begun with {' or '.join(map(str, head.began))} snakes"
                  if head.began else "")
-    if game_log is _DEFAULT:
-        game_log = game_log_from_environment()
     if game_log is not None:
         log.info("game log: %s", game_log.path)
     app.extensions["nuppeppou"] = {"network": network, "strategy": strategy, "sessions": sessions,

@@ -19,8 +19,10 @@ Life of a session:
   (``request.snakes_at_start``): the default search's value head is meant for games begun
   as duels, and a request alone does not say how its game began. A process that first
   sees a game mid-way (a restart, an eviction, the engine's connection moved to the other
-  gunicorn worker) takes it as begun with the snakes then alive: if some had died, it
-  takes a four-snake game's last duel for a duel from the start.
+  gunicorn worker) asks ``began_with`` (the service's game log, which every worker writes:
+  the snakes of the game's ``/start``, whichever worker received it) once, on that first
+  move. With no answer there it takes the game as begun with the snakes then alive: if
+  some had died, it takes a four-snake game's last duel for a duel from the start.
 - ``/end`` closes it: the accumulator is reset and pushed back on the stack, and the
   outcome (:func:`snake.rules.outcome_at_end`) and the number of turns are logged.
   ``/end`` for an unknown session does nothing.
@@ -98,6 +100,9 @@ class Session:
     #: saw its first turn (``request.snakes_at_start``; a value head may be meant only for
     #: games that began so).
     snakes_at_start: int = 0
+    #: Opened by a ``/move``: how the game began is to be asked (on that move, under the
+    #: session's lock, not the manager's).
+    ask_how_it_began: bool = False
 
     def margin_ms(self, request: MoveRequest, check_moves: bool = True) -> float | None:
         """Takes in what this request shows of our previous answer, and returns the margin
@@ -167,8 +172,12 @@ class SessionManager:
         covers: Callable[[MoveRequest], bool] = network_covers,
         adaptive_margin: bool = True,
         check_moves: bool = True,
+        began_with: Callable[[str, str], int | None] | None = None,
     ) -> None:
         self.pool = pool
+        #: How many snakes the game ``(game id, you id)`` began with, as known elsewhere
+        #: (``None``: not known there); asked when a ``/move`` opens a session.
+        self.began_with = began_with
         self.adaptive_margin = adaptive_margin
         self.check_moves = check_moves
         self.idle_limit = idle_limit
@@ -208,6 +217,9 @@ class SessionManager:
             session.last_seen = self.clock()
         try:
             with session.lock:
+                if session.ask_how_it_began:
+                    session.ask_how_it_began = False
+                    self._ask_how_it_began(session)
                 accumulator = None if session.closed else session.accumulator
                 if self.adaptive_margin:
                     request.margin_ms = session.margin_ms(request, self.check_moves)
@@ -324,14 +336,29 @@ class SessionManager:
         )
         session = Session(key[0], key[1], accumulator, accumulator is not None, description,
                           self.clock(), turn=state.turn,
-                          snakes_at_start=len(board.living_snakes))
+                          snakes_at_start=len(board.living_snakes),
+                          ask_how_it_began=via == "move" and self.began_with is not None)
         self._sessions[key] = session
         free = f" (stack: {self.pool.free_count} free of {self.pool.created} created, " \
                f"capacity {self.pool.capacity})" if self.pool is not None else ""
         log.info("game start %s you=%s turn=%d %s%s%s", key[0], key[1], state.turn, description,
-                 "" if via == "start" else " [opened by /move: taken as begun with these "
-                 "snakes]", free)
+                 "" if via == "start" else " [opened by /move]", free)
         return session
+
+    def _ask_how_it_began(self, session: Session) -> None:
+        """A session opened mid-game: ask ``began_with`` how its game began (a failing
+        answer is no answer; the game is served all the same)."""
+        try:
+            began = self.began_with(session.game_id, session.you_id)
+        except Exception:
+            log.exception("asking how game %s began failed", session.game_id)
+            began = None
+        if began is not None and began > session.snakes_at_start:
+            session.snakes_at_start = began
+        log.info("game %s you=%s: taken as begun with %d snakes (%s)", session.game_id,
+                 session.you_id, session.snakes_at_start,
+                 "as recorded" if began is not None
+                 else "alive when first seen here; not recorded")
 
     def _covered(self, request: MoveRequest) -> bool:
         try:

@@ -973,6 +973,34 @@ def test_the_postmortem_looks_back_at_a_death(capsys, tmp_path):
     assert "cut off from the others for good before its death: 0" in out
 
 
+def test_the_postmortem_searches_as_in_a_game_begun_with_its_first_turns_snakes(tmp_path):
+    """C and D die on the record's first turn; A dies on its second, by then in a duel. The
+    post-mortem searches its positions as of a game begun with four snakes (the default's
+    duel head is not for it), as the arena's seats played them."""
+    from snake.arena.postmortem import look_back
+    from snake.decision import Decision
+    write_record(tmp_path / "game-00001.jsonl", """
+        . . . . . . C
+        . . . . . . c
+        . . . . . . c
+        A a a . . . .
+        . . . . . . .
+        . . . . . . .
+        D d d . B b b
+    """, [{"A": "up", "B": "up", "C": "up", "D": "down"}, {"A": "left", "B": "up"}])
+    seen = []
+
+    class Recorder:
+        def choose(self, request, accumulator):
+            seen.append((request.state.turn, len(request.state.board.living_snakes),
+                         request.began_with))
+            return Decision("up")
+
+    post = look_back(tmp_path / "game-00001.jsonl", Recorder(), moves=2)
+    assert post is not None and post.death.cause == "wall-collision"
+    assert seen == [(11, 2, 4), (10, 4, 4)]       # the drawing is turn 10, its first
+
+
 #: A (length 4) between B (length 3, next to its head) and C (length 5, two moves away).
 BETWEEN = """
     . . . . . . . . . . .

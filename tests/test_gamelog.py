@@ -102,6 +102,43 @@ def test_a_whole_game_round_trips(db):
     assert summary(conn).games == 1
 
 
+def test_a_worker_that_first_sees_a_game_mid_way_reads_how_it_began(db):
+    """Two workers share the game log. One received a four-snake game's /start; the other
+    first sees the game in its last duel and is told, from the log, that it began with four
+    (the default's duel head is not for it). A game the log does not hold is taken as begun
+    with the snakes alive."""
+    told = []
+
+    class Recorder:
+        name = "recorder"
+
+        def choose(self, request, accumulator):
+            told.append((request.state.game.id, request.began_with))
+            return Decision("up")
+
+    first = GameLog(db)
+    other = GameLog(db)
+    one = create_app(network=None, strategy=Recorder(), game_log=first).test_client()
+    two = create_app(network=None, strategy=Recorder(), game_log=other).test_client()
+    bodies, _ = game_bodies(seed=2, snakes=4, side=11, game_id="g-four")
+    assert len(bodies[0]["board"]["snakes"]) == 4
+    assert one.post("/start", json=bodies[0]).status_code == 200
+    assert first.flush()
+    assert other.snakes_at_start("g-four", "s0") == 4
+    assert other.snakes_at_start("g-four", "s1") is None       # another snake's game row
+    duel = json.loads(json.dumps(bodies[0]))
+    duel["turn"] = 150
+    duel["board"]["snakes"] = duel["board"]["snakes"][:2]
+    assert two.post("/move", json=duel).status_code == 200
+    unlogged = {**duel, "game": {**duel["game"], "id": "g-unlogged"}}
+    assert two.post("/move", json=unlogged).status_code == 200
+    assert told == [("g-four", 4), ("g-unlogged", 2)]
+    missing = GameLog(db.parent / "nowhere" / "games.db")
+    assert missing.snakes_at_start("g-four", "s0") is None     # no file: no answer, no error
+    for log in (first, other, missing):
+        log.close()
+
+
 def _records(bodies, end, start_at):
     """The log's records of a game whose requests came one second apart from ``start_at``."""
     turns = [replace(turn_record(parse_request(b), json.dumps(b).encode(), Decision("up"), 1.0),

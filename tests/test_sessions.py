@@ -562,3 +562,32 @@ def test_a_move_is_told_how_many_snakes_its_game_began_with():
     with manager.use(unseen):                               # opened by this /move
         pass
     assert unseen.snakes_at_start == 2
+
+
+def test_a_game_first_seen_mid_way_asks_how_it_began():
+    """A /move that opens a session (the other worker had the game) asks ``began_with``
+    once: its answer stands for the whole game; no answer, or a failing one, leaves the
+    snakes alive then."""
+    asked = []
+
+    def began_with(game_id, you_id):
+        asked.append((game_id, you_id))
+        if game_id == "g-broken":
+            raise OSError("the file is gone")
+        return {"g-told": 4}.get(game_id)
+
+    manager = SessionManager(None, began_with=began_with)
+    later = play(game_id="g-told", turns=20)[-1]
+    body = state_to_request(later.state, "s0")
+    body["board"]["snakes"] = [s for s in body["board"]["snakes"] if s["id"] in ("s0", "s1")]
+    for game_id, expected in (("g-told", 4), ("g-untold", 2), ("g-broken", 2)):
+        for _ in range(2):
+            request = parse_request({**body, "game": {**body["game"], "id": game_id}})
+            with manager.use(request) as accumulator:
+                assert accumulator is None
+            assert request.snakes_at_start == expected, game_id
+    assert asked == [("g-told", "s0"), ("g-untold", "s0"), ("g-broken", "s0")]
+    manager.start(start_request("g-started"))               # /start seen here: not asked
+    with manager.use(start_request("g-started")):
+        pass
+    assert len(asked) == 3

@@ -71,6 +71,9 @@ RETRY_MAX = 30.0
 #: Free pages given back per transaction, and at most per maintenance pass (4 KB pages).
 VACUUM_CHUNK = 256
 VACUUM_PASS = 16_384
+#: Seconds a move waits at most for the file when it asks how its game began
+#: (:meth:`GameLog.snakes_at_start`): the answer is a help, never worth a late move.
+LOOKUP_TIMEOUT = 0.05
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -388,6 +391,27 @@ class GameLog:
 
     def end(self, record: EndRecord) -> bool:
         return self._put(("end", record))
+
+    def snakes_at_start(self, game_id: str, you_id: str) -> int | None:
+        """How many snakes the game under these ids began with, as the file holds it: the
+        snakes of the first record written of it (its ``/start``, whichever worker received
+        that). Asked when a worker first sees a game mid-way (:mod:`snake.sessions`); this
+        process's own records still queued are not looked at (it knows their games).
+        ``None``: no such game in the file, or the file could not be read within
+        :data:`LOOKUP_TIMEOUT` seconds."""
+        try:
+            uri = self.path.resolve().as_uri() + "?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, timeout=LOOKUP_TIMEOUT)
+            try:
+                row = conn.execute("SELECT snakes FROM games WHERE game_id = ? AND you_id = ?",
+                                   (game_id, you_id)).fetchone()
+            finally:
+                conn.close()
+            snakes = json.loads(row[0]) if row is not None else None
+        except (sqlite3.Error, ValueError, OSError) as exc:
+            log.debug("game log: how game %s began not read: %s", game_id, exc)
+            return None
+        return len(snakes) if isinstance(snakes, list) and snakes else None
 
     def queue_depth(self) -> int:
         if self._pid != os.getpid():
