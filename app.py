@@ -168,8 +168,8 @@ def create_app(
         game_log = game_log_from_environment()
     if sessions is None:
         pool = _make_pool(network) if network is not None else None
-        # A game first seen mid-way (the other worker had it) began as its /start, which
-        # the other worker wrote in the game log.
+        # A game first seen mid-way (the other worker had it) began with its /start's
+        # snakes, which the other worker wrote in the game log.
         sessions = SessionManager(pool, idle_limit=float(app.config["IDLE_LIMIT"]), clock=clock,
                                   adaptive_margin=bool(app.config["ADAPTIVE_MARGIN"]),
                                   check_moves=bool(app.config["CHECK_MOVES"]),

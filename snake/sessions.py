@@ -21,8 +21,10 @@ Life of a session:
   sees a game mid-way (a restart, an eviction, the engine's connection moved to the other
   gunicorn worker) asks ``began_with`` (the service's game log, which every worker writes:
   the snakes of the game's ``/start``, whichever worker received it) once, on that first
-  move. With no answer there it takes the game as begun with the snakes then alive: if
-  some had died, it takes a four-snake game's last duel for a duel from the start.
+  move, unless it is turn 0 (every snake alive). An answer that does not hold every snake
+  alive is another game's and is ignored. With no answer it takes the game as begun with
+  the snakes then alive: if some had died, it takes a four-snake game's last duel for a
+  duel from the start.
 - ``/end`` closes it: the accumulator is reset and pushed back on the stack, and the
   outcome (:func:`snake.rules.outcome_at_end`) and the number of turns are logged.
   ``/end`` for an unknown session does nothing.
@@ -53,7 +55,7 @@ import time
 from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Collection, Iterator
 
 from .board import MoveRequest
 from .metrics import ENGINE_MISSED, ENGINE_OVERHEAD
@@ -100,9 +102,9 @@ class Session:
     #: saw its first turn (``request.snakes_at_start``; a value head may be meant only for
     #: games that began so).
     snakes_at_start: int = 0
-    #: Opened by a ``/move``: how the game began is to be asked (on that move, under the
-    #: session's lock, not the manager's).
-    ask_how_it_began: bool = False
+    #: Opened mid-game by a ``/move``: how the game began is still to be asked (on that
+    #: move, under the session's lock, not the manager's).
+    began_unknown: bool = False
 
     def margin_ms(self, request: MoveRequest, check_moves: bool = True) -> float | None:
         """Takes in what this request shows of our previous answer, and returns the margin
@@ -172,11 +174,11 @@ class SessionManager:
         covers: Callable[[MoveRequest], bool] = network_covers,
         adaptive_margin: bool = True,
         check_moves: bool = True,
-        began_with: Callable[[str, str], int | None] | None = None,
+        began_with: Callable[[str, str], Collection[str] | None] | None = None,
     ) -> None:
         self.pool = pool
-        #: How many snakes the game ``(game id, you id)`` began with, as known elsewhere
-        #: (``None``: not known there); asked when a ``/move`` opens a session.
+        #: The ids of the snakes the game ``(game id, you id)`` began with, as recorded
+        #: elsewhere (``None``: no record); asked when a ``/move`` opens a session mid-game.
         self.began_with = began_with
         self.adaptive_margin = adaptive_margin
         self.check_moves = check_moves
@@ -217,9 +219,9 @@ class SessionManager:
             session.last_seen = self.clock()
         try:
             with session.lock:
-                if session.ask_how_it_began:
-                    session.ask_how_it_began = False
-                    self._ask_how_it_began(session)
+                if session.began_unknown:
+                    session.began_unknown = False
+                    self._ask_how_it_began(session, request)
                 accumulator = None if session.closed else session.accumulator
                 if self.adaptive_margin:
                     request.margin_ms = session.margin_ms(request, self.check_moves)
@@ -337,28 +339,38 @@ class SessionManager:
         session = Session(key[0], key[1], accumulator, accumulator is not None, description,
                           self.clock(), turn=state.turn,
                           snakes_at_start=len(board.living_snakes),
-                          ask_how_it_began=via == "move" and self.began_with is not None)
+                          began_unknown=(via == "move" and state.turn > 0
+                                         and self.began_with is not None))
         self._sessions[key] = session
         free = f" (stack: {self.pool.free_count} free of {self.pool.created} created, " \
                f"capacity {self.pool.capacity})" if self.pool is not None else ""
+        opened = "" if via == "start" else " [opened by /move]" if session.began_unknown \
+            else " [opened by /move: taken as begun with these snakes]"
         log.info("game start %s you=%s turn=%d %s%s%s", key[0], key[1], state.turn, description,
-                 "" if via == "start" else " [opened by /move]", free)
+                 opened, free)
         return session
 
-    def _ask_how_it_began(self, session: Session) -> None:
-        """A session opened mid-game: ask ``began_with`` how its game began (a failing
-        answer is no answer; the game is served all the same)."""
+    def _ask_how_it_began(self, session: Session, request: MoveRequest) -> None:
+        """A session opened mid-game by ``request``: ask ``began_with`` which snakes its
+        game began with. A record that lacks a snake alive now is another game's (ids
+        reused); a failing answer is no answer. Either way the game is served, as begun
+        with the snakes alive."""
         try:
             began = self.began_with(session.game_id, session.you_id)
         except Exception:
             log.exception("asking how game %s began failed", session.game_id)
             began = None
-        if began is not None and began > session.snakes_at_start:
-            session.snakes_at_start = began
-        log.info("game %s you=%s: taken as begun with %d snakes (%s)", session.game_id,
-                 session.you_id, session.snakes_at_start,
-                 "as recorded" if began is not None
-                 else "alive when first seen here; not recorded")
+        alive = {snake.id for snake in request.state.board.living_snakes}
+        if began is None:
+            how = "alive when first seen here: no record read"
+        elif not alive <= set(began):
+            how = (f"alive when first seen here: the record read, {len(began)} snakes, "
+                   "lacks some alive now (another game's)")
+        else:
+            session.snakes_at_start = max(session.snakes_at_start, len(began))
+            how = "as recorded"
+        log.info("game began %s you=%s with %d snakes (%s)", session.game_id,
+                 session.you_id, session.snakes_at_start, how)
 
     def _covered(self, request: MoveRequest) -> bool:
         try:

@@ -21,7 +21,8 @@ import pytest
 
 from app import create_app
 from snake.board import parse_request, state_to_request
-from snake.gamelog import GameLog, connect, connect_readonly, end_record, turn_record
+from snake.gamelog import (GameInfo, GameLog, connect, connect_readonly, end_record,
+                           turn_record)
 from snake.gamelog import store
 from snake.gamelog.reader import (RECORD_PAGE, find_game, game_turns, recent_games,
                                   record_lines, replay_of, summary)
@@ -124,7 +125,7 @@ def test_a_worker_that_first_sees_a_game_mid_way_reads_how_it_began(db):
     assert len(bodies[0]["board"]["snakes"]) == 4
     assert one.post("/start", json=bodies[0]).status_code == 200
     assert first.flush()
-    assert other.snakes_at_start("g-four", "s0") == 4
+    assert other.snakes_at_start("g-four", "s0") == ("s0", "s1", "s2", "s3")
     assert other.snakes_at_start("g-four", "s1") is None       # another snake's game row
     duel = json.loads(json.dumps(bodies[0]))
     duel["turn"] = 150
@@ -133,6 +134,21 @@ def test_a_worker_that_first_sees_a_game_mid_way_reads_how_it_began(db):
     unlogged = {**duel, "game": {**duel["game"], "id": "g-unlogged"}}
     assert two.post("/move", json=unlogged).status_code == 200
     assert told == [("g-four", 4), ("g-unlogged", 2)]
+    # once the game has ended, its ids are another game's if they come again
+    assert one.post("/end", json=duel).status_code == 200
+    assert first.flush()
+    assert other.snakes_at_start("g-four", "s0") is None
+    # a worker whose writer was held up: the other worker's mid-game turn is written
+    # before the /start received earlier; the record keeps the start's four snakes
+    late = parse_request({**duel, "game": {**duel["game"], "id": "g-late"}})
+    other.turn(replace(turn_record(late, json.dumps(duel).encode(), Decision("up"), 1.0),
+                       received_at=time.time() + 60))
+    assert other.flush()
+    assert other.snakes_at_start("g-late", "s0") == ("s0", "s1")
+    start = parse_request({**bodies[0], "game": {**bodies[0]["game"], "id": "g-late"}})
+    first.start(GameInfo.of(start))
+    assert first.flush()
+    assert other.snakes_at_start("g-late", "s0") == ("s0", "s1", "s2", "s3")
     missing = GameLog(db.parent / "nowhere" / "games.db")
     assert missing.snakes_at_start("g-four", "s0") is None     # no file: no answer, no error
     for log in (first, other, missing):

@@ -565,29 +565,35 @@ def test_a_move_is_told_how_many_snakes_its_game_began_with():
 
 
 def test_a_game_first_seen_mid_way_asks_how_it_began():
-    """A /move that opens a session (the other worker had the game) asks ``began_with``
-    once: its answer stands for the whole game; no answer, or a failing one, leaves the
-    snakes alive then."""
+    """A /move that opens a session past turn 0 (the other worker had the game) asks
+    ``began_with`` once: its answer stands for the whole game. No answer, a failing one,
+    or one that lacks a snake alive now (another game's record) leaves the snakes alive
+    then. At turn 0 every snake is alive: nothing to ask."""
     asked = []
+    four = ("s0", "s1", "s2", "s3")
 
     def began_with(game_id, you_id):
         asked.append((game_id, you_id))
         if game_id == "g-broken":
             raise OSError("the file is gone")
-        return {"g-told": 4}.get(game_id)
+        return {"g-told": four, "g-other": ("s0", "s5", "s6")}.get(game_id)
 
     manager = SessionManager(None, began_with=began_with)
     later = play(game_id="g-told", turns=20)[-1]
     body = state_to_request(later.state, "s0")
     body["board"]["snakes"] = [s for s in body["board"]["snakes"] if s["id"] in ("s0", "s1")]
-    for game_id, expected in (("g-told", 4), ("g-untold", 2), ("g-broken", 2)):
+    games = (("g-told", 4), ("g-untold", 2), ("g-broken", 2), ("g-other", 2))
+    for game_id, expected in games:
         for _ in range(2):
             request = parse_request({**body, "game": {**body["game"], "id": game_id}})
             with manager.use(request) as accumulator:
                 assert accumulator is None
             assert request.snakes_at_start == expected, game_id
-    assert asked == [("g-told", "s0"), ("g-untold", "s0"), ("g-broken", "s0")]
+    assert asked == [(game_id, "s0") for game_id, _ in games]
     manager.start(start_request("g-started"))               # /start seen here: not asked
     with manager.use(start_request("g-started")):
         pass
-    assert len(asked) == 3
+    first_move = start_request("g-first-move")              # opened by turn 0's /move
+    with manager.use(first_move):
+        pass
+    assert len(asked) == len(games) and first_move.snakes_at_start == 4

@@ -198,7 +198,12 @@ def _upsert_row(conn: sqlite3.Connection, game: GameInfo, seen_at: float,
         "INSERT INTO games (game_id, you_id, you_name, origin, started_at, last_seen, ruleset, "
         "map, width, height, timeout, source, snakes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
         "ON CONFLICT (game_id, you_id) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen), "
-        "started_at = min(started_at, excluded.started_at)",
+        "started_at = min(started_at, excluded.started_at), "
+        # the longest list is the start's: snakes only die, so it holds every later list's
+        # entries (same ids, same names) and its JSON is the longest, whichever worker's
+        # record came first
+        "snakes = CASE WHEN length(excluded.snakes) > length(snakes) THEN excluded.snakes "
+        "ELSE snakes END",
         (game.game_id, game.you_id, game.you_name, origin, seen_at, seen_at, game.ruleset,
          game.map, game.width, game.height, game.timeout, game.source,
          json.dumps([{"id": i, "name": n} for i, n in game.snakes])))
@@ -380,6 +385,7 @@ class GameLog:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._closed = False        # closed on purpose: a stopped writer is not restarted
+        self._lookup_failed = False  # a lookup of how a game began failed (warned once)
 
     # -- the request side: never blocks -----------------------------------------------
 
@@ -392,26 +398,32 @@ class GameLog:
     def end(self, record: EndRecord) -> bool:
         return self._put(("end", record))
 
-    def snakes_at_start(self, game_id: str, you_id: str) -> int | None:
-        """How many snakes the game under these ids began with, as the file holds it: the
-        snakes of the first record written of it (its ``/start``, whichever worker received
-        that). Asked when a worker first sees a game mid-way (:mod:`snake.sessions`); this
-        process's own records still queued are not looked at (it knows their games).
-        ``None``: no such game in the file, or the file could not be read within
-        :data:`LOOKUP_TIMEOUT` seconds."""
+    def snakes_at_start(self, game_id: str, you_id: str) -> tuple[str, ...] | None:
+        """The ids of the snakes the game under these ids began with, as the file holds
+        it: the longest list written of it (its ``/start``'s, whichever worker received
+        that; :func:`_upsert_row`). Asked when a worker first sees a game mid-way
+        (:mod:`snake.sessions`); this process's own records still queued are not looked at
+        (it knows their games). A game with a result (ended, abandoned) is not looked at
+        either: a game asked about is being played, and a finished one under the same ids
+        is an earlier game whose ids were reused. ``None``: no such game in the file, or
+        the file could not be read within :data:`LOOKUP_TIMEOUT` seconds."""
         try:
             uri = self.path.resolve().as_uri() + "?mode=ro"
             conn = sqlite3.connect(uri, uri=True, timeout=LOOKUP_TIMEOUT)
             try:
-                row = conn.execute("SELECT snakes FROM games WHERE game_id = ? AND you_id = ?",
-                                   (game_id, you_id)).fetchone()
+                row = conn.execute("SELECT snakes FROM games WHERE game_id = ? AND you_id = ? "
+                                   "AND result IS NULL", (game_id, you_id)).fetchone()
             finally:
                 conn.close()
             snakes = json.loads(row[0]) if row is not None else None
-        except (sqlite3.Error, ValueError, OSError) as exc:
-            log.debug("game log: how game %s began not read: %s", game_id, exc)
+            return tuple(str(s["id"]) for s in snakes) if snakes else None
+        except (sqlite3.Error, ValueError, OSError, TypeError, KeyError) as exc:
+            if self.path.exists() and not _is_busy(exc) and not self._lookup_failed:
+                self._lookup_failed = True     # once: a broken file fails every lookup
+                log.warning("game log: how games began cannot be read from it (%s); games "
+                            "first seen mid-way are taken as begun with the snakes then alive",
+                            exc)
             return None
-        return len(snakes) if isinstance(snakes, list) and snakes else None
 
     def queue_depth(self) -> int:
         if self._pid != os.getpid():
