@@ -359,3 +359,16 @@ def test_full_size_file_fits_and_round_trips(tmp_path):
         assert np.array_equal(loaded.evaluate(a), q.evaluate(a))
         assert np.abs(loaded.evaluate(a) - net.evaluate(a)).max() < 0.02
     assert zipfile.is_zipfile(path)
+
+
+def test_the_shipped_network_is_the_one_its_manifest_describes():
+    """weights/MANIFEST.json names the network's bytes and checksum (an export writes
+    both), and everything shipped in weights/ stays within the 40 MB SPEC §4 allows."""
+    import hashlib
+
+    weights = network_module.DEFAULT_WEIGHTS
+    manifest = json.loads((weights.parent / "MANIFEST.json").read_text())
+    data = weights.read_bytes()
+    assert manifest["weights_file"] == weights.name
+    assert (manifest["bytes"], manifest["sha256"]) == (len(data), hashlib.sha256(data).hexdigest())
+    assert sum(p.stat().st_size for p in weights.parent.iterdir()) <= 40 * 1000 * 1000
