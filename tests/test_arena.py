@@ -973,6 +973,46 @@ def test_the_postmortem_looks_back_at_a_death(capsys, tmp_path):
     assert "cut off from the others for good before its death: 0" in out
 
 
+def test_the_postmortem_tells_food_let_go_from_food_beaten_to(capsys, tmp_path):
+    """Two snakes that starve. The first owns the food two moves away with health 3 to
+    spare and walks away from it: food let go. The second never owns any: B is nearer the
+    only food (board control's partition), so it was beaten to it."""
+    from snake.arena.ending import how_it_ended
+    from snake.arena.postmortem import main as postmortem
+    from snake.arena.replay import read_replay
+    walk = [{"A": "down", "B": "up"}, {"A": "down", "B": "up"}, {"A": "right", "B": "up"}]
+    write_record(tmp_path / "game-00001.jsonl", """
+        . . . . . . .
+        * . . . . . .
+        . . . . . . .
+        A a a . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . B b b
+    """, walk, health={"A": 3})
+    write_record(tmp_path / "game-00002.jsonl", """
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        A a a . . . .
+        . . . . . . .
+        . . . * . . .
+        . . . . B b b
+    """, walk, health={"A": 3})
+    let_go, beaten = (how_it_ended(read_replay(tmp_path / f"game-0000{k}.jsonl"))
+                      for k in (1, 2))
+    assert let_go[-1] == ("starved: it ate nothing in the record; there it owned a food it could "
+                          "reach in time in 1 of its 3 positions, last on turn 10 (3 moves before "
+                          "its death: 2 moves away, health 3)")
+    assert beaten[-1] == ("starved: it ate nothing in the record; there it owned no food it could "
+                          "reach in time in any of its 3 positions (board control's partition)")
+    assert postmortem([str(tmp_path), "--nodes", "500", "--moves", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "  " + let_go[-1] in out and "  " + beaten[-1] in out
+    assert ("starved: 2; owned a food it could reach in time after its last meal in 1 (the last "
+            "a median 3 moves before its death)") in out
+
+
 def test_the_postmortem_searches_as_in_a_game_begun_with_its_first_turns_snakes(tmp_path):
     """C and D die on the record's first turn; A dies on its second, by then in a duel. The
     post-mortem searches its positions as of a game begun with four snakes (the default's

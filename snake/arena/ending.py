@@ -1,5 +1,6 @@
-"""How a snake's game ended, by the rules alone: no search, so cheap enough for the tally
-of a thousand records and for a web page.
+"""How a snake's game ended, by the rules (and, for a starved snake, board control's
+partition): no search, so cheap enough for the tally of a thousand records and for a web
+page.
 
 - :func:`recorded_moves`: the moves of one turn of a record, read off the next line;
 - :func:`how_it_died`: its last turn replayed through :mod:`snake.rules`: the elimination
@@ -7,7 +8,10 @@ of a thousand records and for a web page.
   lived through the others' moves);
 - :func:`cut_off`: from when no other snake could reach any square it could reach
   (:func:`snake.floodfill.room`), the partition that decides a duel;
-- :func:`how_it_ended`: the two in words (the dashboard's game page).
+- :func:`food_it_had`: for a snake that starved, the food board control's partition gave
+  it after its last meal (:func:`snake.search.evaluate.board_control`: food it reaches
+  before any other snake): whether it let food go while it still had the health to get it;
+- :func:`how_it_ended`: these in words (the dashboard's game page).
 
 What its search saw of the same death is :mod:`snake.arena.postmortem`.
 """
@@ -19,7 +23,8 @@ from dataclasses import dataclass
 
 from ..board import parse_request
 from ..floodfill import room
-from ..rules import MOVES, apply_rules, next_square
+from ..rules import MOVES, OUT_OF_HEALTH, apply_rules, next_square
+from ..search.evaluate import board_control
 from .replay import Replay
 
 
@@ -151,6 +156,58 @@ def cut_off_text(cut: CutOff) -> str:
             f"{cut.others_room}")
 
 
+@dataclass(slots=True)
+class Hunger:
+    """The food a snake that starved had after its last meal (:func:`food_it_had`)."""
+
+    last_meal: int | None        # the turn from which it ate last (None: not in the record)
+    positions: int               # its positions from its last meal (or the record's start)
+    owned: int                   # of them, those in which it owned a food within reach
+    turn: int | None = None      # the last such position's turn (None: none)
+    moves_before: int = 0        # that position, 1 being its last move's
+    distance: int = 0            # the moves from its head to that food then
+    health: int = 0              # its health then
+
+
+def food_it_had(replay: Replay, death: Death) -> Hunger | None:
+    """For a snake that starved (``death.cause`` out of health; else ``None``): from its
+    last meal in the record (the last turn on which its length grew) to its death, the
+    positions in which board control's partition gave it a food it could reach before its
+    health ran out (the moves to it at most its health), and the last of them. A snake
+    that owned such food and starved let it go; one that owned none was beaten to every
+    food, as the search's values see it (the hungry style's rule is for those)."""
+    if death.cause != OUT_OF_HEALTH:
+        return None
+    turns = replay.turns
+    you_id = turns[0]["you"]["id"]
+
+    def length(line: int) -> int:
+        return next(len(s["body"]) for s in turns[line]["board"]["snakes"] if s["id"] == you_id)
+
+    first = next((i for i in range(death.line, 0, -1) if length(i) > length(i - 1)), 0)
+    hunger = Hunger(turns[first - 1]["turn"] if first else None, death.line - first + 1, 0)
+    for i in range(first, death.line + 1):
+        state = parse_request(turns[i]).state
+        _, food = board_control(state)[you_id]
+        health = state.board.snake(you_id).health
+        if food is not None and food <= health:
+            hunger.owned += 1
+            hunger.turn, hunger.moves_before = state.turn, death.line - i + 1
+            hunger.distance, hunger.health = food, health
+    return hunger
+
+
+def hunger_text(hunger: Hunger) -> str:
+    since = (f"after its last meal (its move from turn {hunger.last_meal})"
+             if hunger.last_meal is not None else "it ate nothing in the record; there")
+    if not hunger.owned:
+        return (f"starved: {since} it owned no food it could reach in time in any of its "
+                f"{hunger.positions} positions (board control's partition)")
+    return (f"starved: {since} it owned a food it could reach in time in {hunger.owned} of its "
+            f"{hunger.positions} positions, last on turn {hunger.turn} ({hunger.moves_before} "
+            f"moves before its death: {hunger.distance} moves away, health {hunger.health})")
+
+
 def how_it_ended(replay: Replay, look_back: int = 200) -> list[str]:
     """What the rules alone say of the death of the record's ``you`` (no search, and the
     cut-off looked for in its last ``look_back`` positions: for a web page): how it died and
@@ -171,4 +228,7 @@ def how_it_ended(replay: Replay, look_back: int = 200) -> list[str]:
     cut = cut_off(replay, death, look_back)
     if cut is not None:
         lines.append(cut_off_text(cut))
+    hunger = food_it_had(replay, death)
+    if hunger is not None:
+        lines.append(hunger_text(hunger))
     return lines

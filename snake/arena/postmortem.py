@@ -30,7 +30,10 @@ it neither shows nor hides what the search saw. The summary says, per death:
   room it and the others had then: in a duel, the partition that decided the game;
 - whether food that appeared after its last open choice sealed the loss
   (:func:`sealed_by_food`): the search cannot foresee food, so such a loss was not there to
-  be seen.
+  be seen;
+- for a snake that starved, whether board control's partition gave it a food it could
+  reach in time after its last meal (:func:`snake.arena.ending.food_it_had`): food it let
+  go, or food it was beaten to.
 
 Draws (the snake fell with the last others) are listed but not counted as deaths.
 
@@ -53,8 +56,8 @@ from ..search.result import SearchResult
 from ..search.state import PROVEN
 from ..search.strategy import VARIANTS, make_search_strategy, split_options
 from .replay import Replay, ReplayError, read_replay
-from .ending import (CutOff, Death, cut_off, cut_off_text, fell_in_draw, how_it_died,
-                     how_text, recorded_moves)
+from .ending import (CutOff, Death, Hunger, cut_off, cut_off_text, fell_in_draw, food_it_had,
+                     how_it_died, how_text, hunger_text, recorded_moves)
 from .tally import record_files
 
 #: The longest ``game.timeout`` a request may carry (ms): the re-searches stop on nodes.
@@ -106,6 +109,7 @@ class Postmortem:
     names: dict[str, str]        # snake id: "A grower", letters by turn 0's board order
     sealed: Sealing | None = None
     cut_off: CutOff | None = None
+    hunger: Hunger | None = None
 
     def last_choice(self) -> PositionView | None:
         """The position nearest its death in which it had a choice."""
@@ -186,7 +190,8 @@ def look_back(path: Path, strategy, moves: int) -> Postmortem | None:
     views = [view_of(replay.turns[death.line - back], strategy, back + 1, began)
              for back in range(min(moves, death.line + 1))]
     return Postmortem(path.name, death, draw, replay.turns[death.line]["turn"], views, names,
-                      sealed_by_food(replay, death, views, strategy), cut_off(replay, death))
+                      sealed_by_food(replay, death, views, strategy), cut_off(replay, death),
+                      food_it_had(replay, death))
 
 
 def sealed_by_food(replay: Replay, death: Death, views: list[PositionView],
@@ -259,6 +264,8 @@ def report(post: Postmortem) -> list[str]:
                      f"{cheap}  {role}")
     if post.cut_off is not None:
         lines.append("  " + cut_off_text(post.cut_off))
+    if post.hunger is not None:
+        lines.append("  " + hunger_text(post.hunger))
     if post.sealed is not None:
         sealed = post.sealed
         food = ", ".join(f"({x}, {y}) on turn {turn}" for turn, x, y in sealed.food)
@@ -304,6 +311,12 @@ def summary(posts: list[Postmortem], moves: int) -> list[str]:
         lines.append("  cut off from the others for good before its death: 0")
     lines.append(f"  sealed by food that appeared after its last open choice (the search cannot "
                  f"foresee it): {sum(p.sealed is not None for p in deaths)} of {len(deaths)}")
+    starved = [p.hunger for p in deaths if p.hunger is not None]
+    let_go = [h for h in starved if h.owned]
+    lines.append(f"  starved: {len(starved)}; owned a food it could reach in time after its last "
+                 f"meal in {len(let_go)}"
+                 + (f" (the last a median {statistics.median(h.moves_before for h in let_go):g} "
+                    "moves before its death)" if let_go else ""))
     return lines
 
 
