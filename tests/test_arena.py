@@ -28,17 +28,20 @@ def table_row(out, label):
     raise AssertionError(f"no row for {label} in\n{out}")
 
 
-def write_record(path, board, moves, winner="B", draw=False, health=None, game_id=None):
+def write_record(path, board, moves, winner="B", draw=False, health=None, game_id=None,
+                 **drawn):
     """A game record of ``board`` (ASCII, snake A is ``you``, named "mine", the others
-    "theirs"; ``health`` by snake letter, as :func:`snake.diagram.from_ascii` takes it) and
-    the turns played from it with ``moves`` (snake: move; a list of them for several turns);
-    ``game_id`` instead of the diagram's; returns the last state."""
+    "theirs"; ``health`` by snake letter, and ``drawn`` such as ``hazards`` or ``settings``,
+    as :func:`snake.diagram.from_ascii` takes them) and the turns played from it with
+    ``moves`` (snake: move; a list of them for several turns); ``game_id`` instead of the
+    diagram's; returns the last state."""
     import random as random_module
 
     from snake.arena.replay import Replay, SnakeLook, game_object, request_body, result_line, write_replay
     from snake.diagram import from_ascii
     from snake.rules import play_turn
-    state = (from_ascii(board) if health is None else from_ascii(board, health=health)).state
+    state = (from_ascii(board, **drawn) if health is None
+             else from_ascii(board, health=health, **drawn)).state
     looks = {s.id: SnakeLook("mine" if s.id == "A" else "theirs") for s in state.board.snakes}
     replay = Replay(game_object(state))
     if game_id is not None:
@@ -974,43 +977,68 @@ def test_the_postmortem_looks_back_at_a_death(capsys, tmp_path):
 
 
 def test_the_postmortem_tells_food_let_go_from_food_beaten_to(capsys, tmp_path):
-    """Two snakes that starve. The first owns the food two moves away with health 3 to
-    spare and walks away from it: food let go. The second never owns any: B is nearer the
-    only food (board control's partition), so it was beaten to it."""
+    """Three snakes that starve (no food appears: spawn chance and minimum 0).
+    1. A owns the food three moves away with health 3 (just in time) and walks away from
+       it: food let go, then its own food too far for its health.
+    2. A could walk to the food with health 5, but B is nearer it every turn (board
+       control's partition gives it to B): beaten to it.
+    3. A eats on its move from turn 10, then walks through hazards (15 health a move) till
+       its health runs out there."""
     from snake.arena.ending import how_it_ended
     from snake.arena.postmortem import main as postmortem
     from snake.arena.replay import read_replay
-    walk = [{"A": "down", "B": "up"}, {"A": "down", "B": "up"}, {"A": "right", "B": "up"}]
+    from snake.board import Settings
+    no_spawn = Settings(food_spawn_chance=0, minimum_food=0)
+    down = {"A": "down", "B": "up"}
     write_record(tmp_path / "game-00001.jsonl", """
-        . . . . . . .
         * . . . . . .
+        . . . . . . .
         . . . . . . .
         A a a . . . .
         . . . . . . .
         . . . . . . .
         . . . . B b b
-    """, walk, health={"A": 3})
+    """, [down, down, {"A": "right", "B": "up"}], health={"A": 3}, settings=no_spawn)
     write_record(tmp_path / "game-00002.jsonl", """
         . . . . . . .
         . . . . . . .
         . . . . . . .
         A a a . . . .
-        . . . . . . .
         . . . * . . .
+        . . . . . . .
         . . . . B b b
-    """, walk, health={"A": 3})
-    let_go, beaten = (how_it_ended(read_replay(tmp_path / f"game-0000{k}.jsonl"))
-                      for k in (1, 2))
-    assert let_go[-1] == ("starved: it ate nothing in the record; there it owned a food it could "
-                          "reach in time in 1 of its 3 positions, last on turn 10 (3 moves before "
-                          "its death: 2 moves away, health 3)")
-    assert beaten[-1] == ("starved: it ate nothing in the record; there it owned no food it could "
-                          "reach in time in any of its 3 positions (board control's partition)")
+    """, [down, down, down, {"A": "right", "B": "up"}, {"A": "up", "B": "up"}],
+        health={"A": 5}, settings=no_spawn)
+    left_part = [(x, y) for x in range(4) for y in range(7)]
+    write_record(tmp_path / "game-00003.jsonl", """
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        * A a a . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . B b b
+    """, [{"A": "left", "B": "up"}, down, down, down] + [{"A": "right", "B": "up"}] * 2
+        + [{"A": "right", "B": "right"}, {"A": "up", "B": "right"}], health={"A": 50},
+        settings=no_spawn, hazards=left_part)
+    let_go, beaten, hazards = (how_it_ended(read_replay(tmp_path / f"game-0000{k}.jsonl"))[-1]
+                               for k in (1, 2, 3))
+    assert let_go == ("starved: in its 3 positions (no meal in the record): 1 with a food of its "
+                      "own within reach, 2 with its own food too far for its health, 0 with none "
+                      "(beaten to every food); the last within reach on turn 10, 3 moves before "
+                      "its death: 3 moves away, health 3")
+    assert beaten == ("starved: in its 5 positions (no meal in the record): 0 with a food of its "
+                      "own within reach, 0 with its own food too far for its health, 5 with none "
+                      "(beaten to every food)")
+    assert hazards == ("its health ran out on a hazard: in its 7 positions after its last meal (its move from turn 10): "
+                       "0 with a food of its own within reach, 0 with its own food too far for "
+                       "its health, 7 with none (beaten to every food) (hazard damage not "
+                       "counted)")
     assert postmortem([str(tmp_path), "--nodes", "500", "--moves", "2"]) == 0
     out = capsys.readouterr().out
-    assert "  " + let_go[-1] in out and "  " + beaten[-1] in out
-    assert ("starved: 2; owned a food it could reach in time after its last meal in 1 (the last "
-            "a median 3 moves before its death)") in out
+    assert all("  " + row in out for row in (let_go, beaten, hazards))
+    assert ("health ran out: 3 (2 starved); a food of its own within reach after its last "
+            "meal in 1 (the last a median 3 moves before its death)") in out
 
 
 def test_the_postmortem_searches_as_in_a_game_begun_with_its_first_turns_snakes(tmp_path):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..board import parse_request
 from ..floodfill import room
-from ..rules import MOVES, OUT_OF_HEALTH, apply_rules, next_square
+from ..rules import HAZARD, MAX_HEALTH, MOVES, OUT_OF_HEALTH, apply_rules, next_square
 from ..search.evaluate import board_control
 from .replay import Replay
 
@@ -160,52 +160,90 @@ def cut_off_text(cut: CutOff) -> str:
 class Hunger:
     """The food a snake that starved had after its last meal (:func:`food_it_had`)."""
 
-    last_meal: int | None        # the turn from which it ate last (None: not in the record)
-    positions: int               # its positions from its last meal (or the record's start)
-    owned: int                   # of them, those in which it owned a food within reach
-    turn: int | None = None      # the last such position's turn (None: none)
+    meal: tuple[int, int] | None  # its last meal: on its move from a turn between these two
+    #                               (equal when known to the turn); None: none in the record
+    positions: int               # its recorded positions from its last meal
+    in_time: int                 # of them, those with a food of its own within reach
+    too_far: int                 # those with a food of its own, too far for its health
+    turn: int | None = None      # the last position with one within reach (None: none)
     moves_before: int = 0        # that position, 1 being its last move's
     distance: int = 0            # the moves from its head to that food then
     health: int = 0              # its health then
+    hazards: bool = False        # hazards on the board: their damage is not counted
+    cause: str = OUT_OF_HEALTH   # or HAZARD: its health ran out on a hazard square
 
 
 def food_it_had(replay: Replay, death: Death) -> Hunger | None:
-    """For a snake that starved (``death.cause`` out of health; else ``None``): from its
-    last meal in the record (the last turn on which its length grew) to its death, the
-    positions in which board control's partition gave it a food it could reach before its
-    health ran out (the moves to it at most its health), and the last of them. A snake
-    that owned such food and starved let it go; one that owned none was beaten to every
-    food, as the search's values see it (the hungry style's rule is for those)."""
-    if death.cause != OUT_OF_HEALTH:
+    """For a snake whose health ran out (``death.cause`` out of health, or hazard: on a
+    hazard square; else ``None``), from its
+    last meal in the record (the last line on which its length grew) to its death: the
+    positions in which board control's partition (the search's values) gave it a food it
+    could reach before its health ran out (the moves to it at most its health, hazard
+    damage aside), those in which its own nearest food was too far for its health, and the
+    last of the first kind. A snake that had food within reach and starved let it go; one
+    that owned none was beaten to every food (``multi_style=hungry`` is for those).
+    ``None`` too in squad games sharing length or health, where a mate's meal feeds it."""
+    if death.cause not in (OUT_OF_HEALTH, HAZARD):
         return None
     turns = replay.turns
+    first_state = parse_request(turns[0]).state
+    settings = first_state.ruleset.settings
+    if first_state.ruleset.name == "squad" and (settings.shared_length or settings.shared_health):
+        return None
     you_id = turns[0]["you"]["id"]
 
-    def length(line: int) -> int:
-        return next(len(s["body"]) for s in turns[line]["board"]["snakes"] if s["id"] == you_id)
+    def you_on(line: int) -> dict:
+        return next(s for s in turns[line]["board"]["snakes"] if s["id"] == you_id)
 
-    first = next((i for i in range(death.line, 0, -1) if length(i) > length(i - 1)), 0)
-    hunger = Hunger(turns[first - 1]["turn"] if first else None, death.line - first + 1, 0)
+    first = next((i for i in range(death.line, 0, -1)
+                  if len(you_on(i)["body"]) > len(you_on(i - 1)["body"])), 0)
+    meal = None
+    if first:
+        # Fed on the move into line `first`'s turn if its health is full there (feeding is
+        # the turn's last health change); else somewhere after the line before (a game log
+        # may lack turns).
+        after = turns[first]["turn"] - 1
+        meal = (after, after) if you_on(first)["health"] == MAX_HEALTH \
+            else (turns[first - 1]["turn"], after)
+    hunger = Hunger(meal, death.line - first + 1, 0, 0, cause=death.cause)
     for i in range(first, death.line + 1):
         state = parse_request(turns[i]).state
         _, food = board_control(state)[you_id]
         health = state.board.snake(you_id).health
-        if food is not None and food <= health:
-            hunger.owned += 1
-            hunger.turn, hunger.moves_before = state.turn, death.line - i + 1
-            hunger.distance, hunger.health = food, health
+        hunger.hazards = hunger.hazards or bool(state.board.hazards)
+        if food is None:
+            continue
+        if food > health:
+            hunger.too_far += 1
+            continue
+        hunger.in_time += 1
+        hunger.turn, hunger.moves_before = state.turn, death.line - i + 1
+        hunger.distance, hunger.health = food, health
     return hunger
 
 
+def _moves(n: int) -> str:
+    return f"{n} move" if n == 1 else f"{n} moves"
+
+
 def hunger_text(hunger: Hunger) -> str:
-    since = (f"after its last meal (its move from turn {hunger.last_meal})"
-             if hunger.last_meal is not None else "it ate nothing in the record; there")
-    if not hunger.owned:
-        return (f"starved: {since} it owned no food it could reach in time in any of its "
-                f"{hunger.positions} positions (board control's partition)")
-    return (f"starved: {since} it owned a food it could reach in time in {hunger.owned} of its "
-            f"{hunger.positions} positions, last on turn {hunger.turn} ({hunger.moves_before} "
-            f"moves before its death: {hunger.distance} moves away, health {hunger.health})")
+    if hunger.meal is None:
+        since = f"in its {hunger.positions} positions (no meal in the record)"
+    elif hunger.meal[0] == hunger.meal[1]:
+        since = (f"in its {hunger.positions} positions after its last meal (its move from "
+                 f"turn {hunger.meal[0]})")
+    else:
+        since = (f"in its {hunger.positions} recorded positions after its last meal (its "
+                 f"move from a turn from {hunger.meal[0]} to {hunger.meal[1]})")
+    none = hunger.positions - hunger.in_time - hunger.too_far
+    last = (f"; the last within reach on turn {hunger.turn}, {_moves(hunger.moves_before)} "
+            f"before its death: {_moves(hunger.distance)} away, health {hunger.health}"
+            if hunger.in_time else "")
+    hazards = " (hazard damage not counted)" if hunger.hazards else ""
+    how = "starved" if hunger.cause == OUT_OF_HEALTH else "its health ran out on a hazard"
+    return (f"{how}: {since}: {hunger.in_time} with a food of its own within reach, "
+            f"{hunger.too_far} with its own food too far for its health, {none} with none "
+            f"(beaten to every food){last}{hazards}")
 
 
 def how_it_ended(replay: Replay, look_back: int = 200) -> list[str]:

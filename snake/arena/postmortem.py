@@ -31,8 +31,8 @@ it neither shows nor hides what the search saw. The summary says, per death:
 - whether food that appeared after its last open choice sealed the loss
   (:func:`sealed_by_food`): the search cannot foresee food, so such a loss was not there to
   be seen;
-- for a snake that starved, whether board control's partition gave it a food it could
-  reach in time after its last meal (:func:`snake.arena.ending.food_it_had`): food it let
+- for a snake whose health ran out, whether board control's partition gave it a food
+  within reach after its last meal (:func:`snake.arena.ending.food_it_had`): food it let
   go, or food it was beaten to.
 
 Draws (the snake fell with the last others) are listed but not counted as deaths.
@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..board import parse_request, state_to_request
-from ..rules import apply_rules
+from ..rules import OUT_OF_HEALTH, apply_rules
 from ..search.result import SearchResult
 from ..search.state import PROVEN
 from ..search.strategy import VARIANTS, make_search_strategy, split_options
@@ -311,10 +311,11 @@ def summary(posts: list[Postmortem], moves: int) -> list[str]:
         lines.append("  cut off from the others for good before its death: 0")
     lines.append(f"  sealed by food that appeared after its last open choice (the search cannot "
                  f"foresee it): {sum(p.sealed is not None for p in deaths)} of {len(deaths)}")
-    starved = [p.hunger for p in deaths if p.hunger is not None]
-    let_go = [h for h in starved if h.owned]
-    lines.append(f"  starved: {len(starved)}; owned a food it could reach in time after its last "
-                 f"meal in {len(let_go)}"
+    ran_out = [p.hunger for p in deaths if p.hunger is not None]
+    let_go = [h for h in ran_out if h.in_time]
+    starved = sum(h.cause == OUT_OF_HEALTH for h in ran_out)
+    lines.append(f"  health ran out: {len(ran_out)} ({starved} starved); a food of its own "
+                 f"within reach after its last meal in {len(let_go)}"
                  + (f" (the last a median {statistics.median(h.moves_before for h in let_go):g} "
                     "moves before its death)" if let_go else ""))
     return lines
