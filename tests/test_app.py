@@ -541,20 +541,27 @@ def test_ids_with_control_characters_cannot_forge_log_lines(client):
     assert any("g1\\x0aERROR nuppeppou: forged\\x0d\\x1b[2K" in line for line in lines)
 
 
+class BeganRecorder:
+    """A strategy that answers up and notes each request's (game id, snakes it began with)
+    in ``told``."""
+
+    name = "recorder"
+
+    def __init__(self, told: list) -> None:
+        self.told = told
+
+    def choose(self, request, accumulator):
+        self.told.append((request.state.game.id, request.began_with))
+        return Decision("up")
+
+
 def test_a_move_is_told_how_many_snakes_its_game_began_with(network):
     """/start shows four snakes; a later /move of the same game shows two (a four-snake
     game's last duel, which the default's duel head is not for): the strategy is told four.
     A game whose /start this process never saw is taken as begun with the snakes then."""
     told = []
-
-    class Recorder:
-        name = "recorder"
-
-        def choose(self, request, accumulator):
-            told.append((request.state.game.id, request.began_with))
-            return Decision("up")
-
-    client = create_app(network=network, strategy=Recorder(), game_log=None).test_client()
+    client = create_app(network=network, strategy=BeganRecorder(told),
+                        game_log=None).test_client()
     start = state_to_request(play(game_id="g4", turns=0)[0].state, "s0")
     assert len(start["board"]["snakes"]) == 4
     assert client.post("/start", json=start).status_code == 200

@@ -108,19 +108,13 @@ def test_a_worker_that_first_sees_a_game_mid_way_reads_how_it_began(db):
     first sees the game in its last duel and is told, from the log, that it began with four
     (the default's duel head is not for it). A game the log does not hold is taken as begun
     with the snakes alive."""
+    from tests.test_app import BeganRecorder
+
     told = []
-
-    class Recorder:
-        name = "recorder"
-
-        def choose(self, request, accumulator):
-            told.append((request.state.game.id, request.began_with))
-            return Decision("up")
-
     first = GameLog(db)
     other = GameLog(db)
-    one = create_app(network=None, strategy=Recorder(), game_log=first).test_client()
-    two = create_app(network=None, strategy=Recorder(), game_log=other).test_client()
+    one = create_app(network=None, strategy=BeganRecorder(told), game_log=first).test_client()
+    two = create_app(network=None, strategy=BeganRecorder(told), game_log=other).test_client()
     bodies, _ = game_bodies(seed=2, snakes=4, side=11, game_id="g-four")
     assert len(bodies[0]["board"]["snakes"]) == 4
     assert one.post("/start", json=bodies[0]).status_code == 200
