@@ -173,7 +173,8 @@ def create_app(
         sessions = SessionManager(pool, idle_limit=float(app.config["IDLE_LIMIT"]), clock=clock,
                                   adaptive_margin=bool(app.config["ADAPTIVE_MARGIN"]),
                                   check_moves=bool(app.config["CHECK_MOVES"]),
-                                  began_with=game_log.snakes_at_start if game_log else None)
+                                  began_with=(game_log.snakes_at_start if game_log is not None
+                                              else None))
     if network is None:
         log.info("no network (%s absent): strategy %s runs without one (seed plays by flood "
                  "fill, the network's searches by board control)",
