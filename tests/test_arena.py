@@ -387,7 +387,10 @@ def test_a_ledger_keeps_what_the_tally_needs_across_pieces(capsys, tmp_path):
     assert tally([str(ledger)]) == 0
     from_ledger = capsys.readouterr().out
     assert "played by: main@one (4), main@two (4)" in from_ledger
-    assert from_ledger.replace("  played by: main@one (4), main@two (4)\n", "") == from_records
+    # the ledger's report is the records' with the versions named and scored apart
+    pooled = [line for line in from_ledger.splitlines(keepends=True)
+              if not line.startswith(("  played by: ", "  each version: main@one "))]
+    assert "".join(pooled) == from_records
     # the ledger and a copy of it together: still 8 games
     shutil.copy(ledger, tmp_path / "copy.jsonl")
     assert tally([str(ledger), str(tmp_path / "copy.jsonl")]) == 0
@@ -682,8 +685,12 @@ def test_the_tally_pools_only_the_tags_asked_for(capsys, tmp_path):
     assert tally([str(ledger), "--tags", "main@new"]) == 0
     out = capsys.readouterr().out
     assert "mine: 1 games, +0 =0 -1" in out and "played by: main@new (1)" in out
+    assert "each version" not in out
     assert tally([str(ledger), "--tags", "main@old,main@new"]) == 0
-    assert "mine: 2 games, +1 =0 -1" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "mine: 2 games, +1 =0 -1" in out
+    # pooled, each version's own score is shown beside the whole
+    assert "each version: main@new +0 =0 -1 (0% [0%, 79%]); main@old +1 =0 -0 (100% [21%, 100%])" in out
     assert tally([str(ledger), "--tags", "main@other"]) == 1
     assert tally([str(tmp_path / "piece-0"), "--ledger", str(ledger), "--tags", "x"]) == 2
 

@@ -445,6 +445,10 @@ def report(name: str, games: list[GameSummary]) -> list[str]:
     tags = Counter(g.tag for g in games if g.tag)
     if tags:
         lines.append("  played by: " + ", ".join(f"{t} ({n})" for t, n in sorted(tags.items())))
+    if len(tags) > 1:
+        # a pooled ledger: each version's own score, so that the pooling can be judged
+        lines.append("  each version: " + "; ".join(
+            f"{t} {_duel_score([g for g in games if g.tag == t])}" for t in sorted(tags)))
     turns = [g.turns for g in games]
     lines.append(f"  game length: median {statistics.median(turns):g} turns, "
                  f"range {min(turns)}-{max(turns)}")
