@@ -179,8 +179,9 @@ def food_it_had(replay: Replay, death: Death) -> Hunger | None:
     its length grew) to its death: the positions in which board control's partition (the
     search's values) gave it a food it could reach before its health ran out (the moves to
     it at most its health, hazard damage aside), those in which its own nearest food was
-    too far for its health, and the last of the first kind. A snake that had food within reach and starved let it go; one
-    that owned none was beaten to every food (``multi_style=hungry`` is for those).
+    too far for its health, and the last of the first kind. A snake that had food within
+    reach and starved let it go; one that owned none was beaten to every food
+    (``multi_style=hungry`` is for those).
     ``None`` too in squad games sharing length or health, where a mate's meal feeds it."""
     if death.cause not in (OUT_OF_HEALTH, HAZARD):
         return None

@@ -448,7 +448,7 @@ def report(name: str, games: list[GameSummary]) -> list[str]:
     if len(tags) > 1:
         # a pooled ledger: each version's own score, so that the pooling can be judged
         lines.append("  each version: " + "; ".join(
-            f"{t} {_duel_score([g for g in games if g.tag == t])}" for t in sorted(tags)))
+            f"{t} {_score_text([g for g in games if g.tag == t])}" for t in sorted(tags)))
     turns = [g.turns for g in games]
     lines.append(f"  game length: median {statistics.median(turns):g} turns, "
                  f"range {min(turns)}-{max(turns)}")
@@ -527,11 +527,11 @@ def _duel_lines(games: list[GameSummary]) -> list[str]:
     line = (f"  its last duel (two snakes left, it one; recorded for {len(games)} games): "
             f"reached in {len(duels)}")
     if duels:
-        line += f", {_duel_score(duels)}"
+        line += f", {_score_text(duels)}"
         ahead = [g for g in duels if g.last_duel[1] > g.last_duel[2]]
         behind = [g for g in duels if g.last_duel[1] <= g.last_duel[2]]
-        parts = [f"longer at its start in {len(ahead)}" + (f", {_duel_score(ahead)}" if ahead else ""),
-                 f"level or shorter in {len(behind)}" + (f", {_duel_score(behind)}" if behind else "")]
+        parts = [f"longer at its start in {len(ahead)}" + (f", {_score_text(ahead)}" if ahead else ""),
+                 f"level or shorter in {len(behind)}" + (f", {_score_text(behind)}" if behind else "")]
         line += "; " + "; ".join(parts)
     lines = [line]
     grew = [g for g in duels if g.length_at_end is not None]
@@ -549,7 +549,8 @@ def _duel_lines(games: list[GameSummary]) -> list[str]:
     return lines
 
 
-def _duel_score(games: list[GameSummary]) -> str:
+def _score_text(games: list[GameSummary]) -> str:
+    """``+W =D -L (score [95 % interval])`` in whole percent: a duel's or a version's line."""
     counts = Counter(g.outcome for g in games)
     score = Score(counts["win"], counts["draw"], counts["loss"])
     lo, hi = score.interval
