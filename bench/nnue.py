@@ -453,11 +453,11 @@ def quantisation_error(float_net: Network, feature_sets: list[np.ndarray]) -> di
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.nnue", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter timing budget")
     parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     budget = 0.05 if args.quick else 0.3
     rng = random.Random(args.seed)
 
