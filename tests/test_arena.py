@@ -1033,7 +1033,7 @@ def test_the_postmortem_tells_food_let_go_from_food_beaten_to(capsys, tmp_path):
     assert let_go == ("starved: in its 3 positions (no meal in the record): 1 with a food of its "
                       "own within reach, 2 with its own food too far for its health, 0 with none "
                       "(beaten to every food); the last within reach on turn 10, 3 moves before "
-                      "its death: 3 moves away, health 3")
+                      "its death: 3 moves away, health 3, length 3 (the longest other 3)")
     assert beaten == ("starved: in its 5 positions (no meal in the record): 0 with a food of its "
                       "own within reach, 0 with its own food too far for its health, 5 with none "
                       "(beaten to every food)")
@@ -1046,6 +1046,13 @@ def test_the_postmortem_tells_food_let_go_from_food_beaten_to(capsys, tmp_path):
     assert all("  " + row in out for row in (let_go, beaten, hazards))
     assert ("health ran out: 3 (2 starved); a food of its own within reach after its last "
             "meal in 1 (the last a median 3 moves before its death)") in out
+    # the food let go was A's last chance (health 3, 3 moves away): the search, looking
+    # again at that position, sees the walk to it as its only way to live, not a loss
+    there = re.search(r"  the search's score there \(turn 10\): ([^\n]+)\n", out)
+    assert there and there.group(1) not in ("proven loss", "no safe move", "no search")
+    assert out.count("the search's score there") == 1      # only the food let go
+    assert ("    the search's score of that position: proven lost in 0 of 1, the others' "
+            f"median {float(there.group(1)):+.3f}") in out
 
 
 def test_the_postmortem_searches_as_in_a_game_begun_with_its_first_turns_snakes(tmp_path):

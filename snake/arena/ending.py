@@ -169,6 +169,8 @@ class Hunger:
     moves_before: int = 0        # that position, 1 being its last move's
     distance: int = 0            # the moves from its head to that food then
     health: int = 0              # its health then
+    length: int = 0              # its length then
+    longest: int = 0             # the longest other living snake's length then (0: none)
     hazards: bool = False        # hazards on the board: their damage is not counted
     cause: str = OUT_OF_HEALTH   # or HAZARD: its health ran out on a hazard square
 
@@ -179,9 +181,9 @@ def food_it_had(replay: Replay, death: Death) -> Hunger | None:
     its length grew) to its death: the positions in which board control's partition (the
     search's values) gave it a food it could reach before its health ran out (the moves to
     it at most its health, hazard damage aside), those in which its own nearest food was
-    too far for its health, and the last of the first kind. A snake that had food within
-    reach and starved let it go; one that owned none was beaten to every food
-    (``multi_style=hungry`` is for those).
+    too far for its health, and the last of the first kind, with its length and the longest
+    other's then. A snake that had food within reach and starved let it go; one that owned
+    none was beaten to every food (``multi_style=hungry`` is for those).
     ``None`` too in squad games sharing length or health, where a mate's meal feeds it."""
     if death.cause not in (OUT_OF_HEALTH, HAZARD):
         return None
@@ -219,6 +221,9 @@ def food_it_had(replay: Replay, death: Death) -> Hunger | None:
         hunger.in_time += 1
         hunger.turn, hunger.moves_before = state.turn, death.line - i + 1
         hunger.distance, hunger.health = food, health
+        hunger.length = state.board.snake(you_id).length
+        hunger.longest = max((s.length for s in state.board.snakes
+                              if s.id != you_id and s.alive), default=0)
     return hunger
 
 
@@ -237,7 +242,9 @@ def hunger_text(hunger: Hunger) -> str:
                  f"move from a turn from {hunger.meal[0]} to {hunger.meal[1]})")
     none = hunger.positions - hunger.in_time - hunger.too_far
     last = (f"; the last within reach on turn {hunger.turn}, {_moves(hunger.moves_before)} "
-            f"before its death: {_moves(hunger.distance)} away, health {hunger.health}"
+            f"before its death: {_moves(hunger.distance)} away, health {hunger.health}, "
+            f"length {hunger.length}" + (f" (the longest other {hunger.longest})"
+                                         if hunger.longest else "")
             if hunger.in_time else "")
     hazards = " (hazard damage not counted)" if hunger.hazards else ""
     how = "starved" if hunger.cause == OUT_OF_HEALTH else "its health ran out on a hazard"

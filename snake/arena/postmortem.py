@@ -33,7 +33,9 @@ it neither shows nor hides what the search saw. The summary says, per death:
   be seen;
 - for a snake whose health ran out, whether board control's partition gave it a food
   within reach after its last meal (:func:`snake.arena.ending.food_it_had`): food it let
-  go, or food it was beaten to.
+  go, or food it was beaten to; and the search's score of the last position with one: a
+  snake that starved in a position already lost (far behind, or proven lost) lost the
+  game earlier than its hunger.
 
 Draws (the snake fell with the last others) are listed but not counted as deaths.
 
@@ -110,6 +112,8 @@ class Postmortem:
     sealed: Sealing | None = None
     cut_off: CutOff | None = None
     hunger: Hunger | None = None
+    food_view: PositionView | None = None  # the search's view of its last position with a
+    #                                        food of its own within reach (it starved)
 
     def last_choice(self) -> PositionView | None:
         """The position nearest its death in which it had a choice."""
@@ -189,9 +193,14 @@ def look_back(path: Path, strategy, moves: int) -> Postmortem | None:
     began = len(replay.turns[0]["board"]["snakes"])
     views = [view_of(replay.turns[death.line - back], strategy, back + 1, began)
              for back in range(min(moves, death.line + 1))]
+    hunger = food_it_had(replay, death)
+    food_view = None
+    if hunger is not None and hunger.in_time:
+        food_view = view_of(replay.turns[death.line + 1 - hunger.moves_before], strategy,
+                            hunger.moves_before, began)
     return Postmortem(path.name, death, draw, replay.turns[death.line]["turn"], views, names,
                       sealed_by_food(replay, death, views, strategy), cut_off(replay, death),
-                      food_it_had(replay, death))
+                      hunger, food_view)
 
 
 def sealed_by_food(replay: Replay, death: Death, views: list[PositionView],
@@ -266,6 +275,9 @@ def report(post: Postmortem) -> list[str]:
         lines.append("  " + cut_off_text(post.cut_off))
     if post.hunger is not None:
         lines.append("  " + hunger_text(post.hunger))
+    if post.food_view is not None:
+        lines.append(f"  the search's score there (turn {post.food_view.turn}): "
+                     f"{score_text(post.food_view)}")
     if post.sealed is not None:
         sealed = post.sealed
         food = ", ".join(f"({x}, {y}) on turn {turn}" for turn, x, y in sealed.food)
@@ -318,6 +330,14 @@ def summary(posts: list[Postmortem], moves: int) -> list[str]:
                  f"within reach after its last meal in {len(let_go)}"
                  + (f" (the last a median {statistics.median(h.moves_before for h in let_go):g} "
                     "moves before its death)" if let_go else ""))
+    views = [p.food_view for p in deaths if p.food_view is not None]
+    if views:
+        open_scores = [v.search.score for v in views
+                       if not v.proven_lost and v.search is not None]
+        lines.append(f"    the search's score of that position: proven lost in "
+                     f"{sum(v.proven_lost for v in views)} of {len(views)}"
+                     + (f", the others' median {statistics.median(open_scores):+.3f}"
+                        if open_scores else ""))
     return lines
 
 
