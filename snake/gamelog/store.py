@@ -630,11 +630,12 @@ class GameLog:
 
     def _write_each(self, conn: sqlite3.Connection) -> bool:
         """Write the records in hand one transaction each, so that only those that cannot
-        be written are lost; ``False`` when the file was locked (the rest is kept)."""
+        be written are lost; ``False`` when the file was locked (the rest is kept). The
+        records are freed (:meth:`flush` returns) only once :attr:`problem` says what
+        became of them."""
         problem = None
-        lost = 0
-        while self._pending:
-            item = self._pending[0]
+        lost = done = 0
+        for item in self._pending:
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 self._write_record(conn, item)
@@ -644,6 +645,7 @@ class GameLog:
                 self.errors += 1
                 if _is_busy(exc):
                     self._problem = "the file is locked by another connection"
+                    self._done(done)
                     return False
                 if not lost:                    # one line per batch, not one per record
                     log.error("game log: a %s record not written (%s)", item[0], exc)
@@ -652,10 +654,11 @@ class GameLog:
                     problem = f"records cannot be written ({exc})"
             else:
                 self.written += 1
-            self._done(1)
+            done += 1
         if lost:
             log.error("game log: %d records of the batch not written", lost)
         self._problem = problem
+        self._done(done)
         return True
 
     def _write_record(self, conn: sqlite3.Connection, item: tuple) -> None:
