@@ -196,8 +196,10 @@ def look_back(path: Path, strategy, moves: int) -> Postmortem | None:
     hunger = food_it_had(replay, death)
     food_view = None
     if hunger is not None and hunger.in_time:
-        food_view = view_of(replay.turns[death.line + 1 - hunger.moves_before], strategy,
-                            hunger.moves_before, began)
+        # among the positions just looked at, or one further back
+        food_view = next((v for v in views if v.moves_before == hunger.moves_before), None) \
+            or view_of(replay.turns[death.line + 1 - hunger.moves_before], strategy,
+                       hunger.moves_before, began)
     return Postmortem(path.name, death, draw, replay.turns[death.line]["turn"], views, names,
                       sealed_by_food(replay, death, views, strategy), cut_off(replay, death),
                       hunger, food_view)
