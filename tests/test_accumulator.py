@@ -2,7 +2,7 @@
 
 Whole games come from two sources: games played here with the rules engine
 (``snake.rules.play_turn``, started by ``snake.setup.new_game``), and the official engine's
-recorded games in ``../shared/vectors`` (when present; read by :mod:`snake.conformance`).
+recorded games in ``tests/data/vectors`` (read by :mod:`snake.conformance`).
 Each living snake keeps its own accumulator, moved on every turn, and is compared with a
 fresh refresh.
 """
@@ -24,7 +24,7 @@ from snake.rules import candidate_moves, obstacles_after_move
 from snake.diagram import from_ascii
 
 HIDDEN = (32, 16)
-VECTORS = Path(__file__).resolve().parents[2] / "shared" / "vectors"
+VECTORS = Path(__file__).resolve().parent / "data" / "vectors"
 
 
 @pytest.fixture(scope="module")
@@ -182,7 +182,6 @@ def test_update_to_equals_refresh_in_rules_engine_games(float_net, quant_net):
 
 
 def test_incremental_equals_refresh_in_recorded_games(quant_net):
-    # (no skip without them: the repo is cloned with ../shared beside it, as CI does)
     assert VECTORS.is_dir(), f"no recorded games in {VECTORS.resolve()}"
     incremental = checks = 0
     for states in vector_games():

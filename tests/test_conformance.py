@@ -1,4 +1,5 @@
-"""The rules engine against the official engine's recorded turns (../shared/vectors/)."""
+"""The rules engine against the official engine's recorded turns (tests/data/vectors/: their
+format and how they were recorded are in that folder's README)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ import pytest
 
 from snake.conformance import check_file, main, read_lines
 
-VECTORS = Path(__file__).resolve().parents[1] / ".." / "shared" / "vectors"
+VECTORS = Path(__file__).resolve().parent / "data" / "vectors"
 FILES = sorted(VECTORS.glob("*.jsonl.gz")) + sorted(VECTORS.glob("*.jsonl"))
 
 
 def test_vectors_are_present():
-    assert FILES, f"no vector files in {VECTORS.resolve()} (the repo is cloned with shared/ beside it)"
+    assert FILES, f"no vector files in {VECTORS}"
 
 
 @pytest.mark.parametrize("engine", ["reference", "compiled"])
