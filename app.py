@@ -4,11 +4,11 @@
     python app.py             # development server on $PORT (default 8000), 0.0.0.0
 
 Routes only: parsing is :func:`snake.board.parse_request`, sessions are
-:class:`snake.sessions.SessionManager`, decisions are :mod:`snake.strategies`.
+:class:`snake.serving.sessions.SessionManager`, decisions are :mod:`snake.strategies`.
 
 Environment:
 
-``NUPPEPPOU_STRATEGY``   strategy for ``/move`` (default ``search``; see snake/strategy.py)
+``NUPPEPPOU_STRATEGY``   strategy for ``/move`` (default ``search``; see snake/seed.py)
 ``NUPPEPPOU_WEIGHTS``    network file (default ``weights/nnue.npz``; absent default: no network)
 ``NUPPEPPOU_IDLE_LIMIT`` seconds after which an idle game session is reclaimed (default 120)
 ``NUPPEPPOU_ADAPTIVE_MARGIN``  ``off`` keeps the search's margin fixed (default ``on``: each
@@ -19,9 +19,9 @@ Environment:
                          recorded games through the service (default ``on``)
 ``NUPPEPPOU_LOG_LEVEL``  ``DEBUG`` adds one line per move with its latency (default ``INFO``)
 ``NUPPEPPOU_GAME_LOG``   the game log's SQLite file (default ``games.db``; ``off`` disables;
-                         see snake/gamelog/store.py and docs/dashboard.md)
+                         see snake/observability/gamelog/store.py and docs/dashboard.md)
 ``NUPPEPPOU_DASHBOARD_TOKEN``  lets other machines than this one see ``/games`` and
-                         ``/metrics`` (snake/dashboard/access.py); unset, only loopback can
+                         ``/metrics`` (snake/observability/dashboard/access.py); unset, only loopback can
 ``PORT``                 port for ``python app.py`` and gunicorn.conf.py (default 8000)
 """
 
@@ -46,16 +46,17 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge  # noqa: E4
 from snake import __version__  # noqa: E402
 from snake.board import MoveRequest, RequestError, parse_request  # noqa: E402
 from snake.rules import MOVES  # noqa: E402
-from snake.sessions import DEFAULT_IDLE_LIMIT, SessionManager  # noqa: E402
-from snake import arrival, metrics  # noqa: E402
-from snake.dashboard import game_view, games_view  # noqa: E402
-from snake.gamelog.reader import GameFilter  # noqa: E402
-from snake.dashboard.access import COOKIE, check as check_access  # noqa: E402
+from snake.serving.sessions import DEFAULT_IDLE_LIMIT, SessionManager  # noqa: E402
+from snake.observability import metrics  # noqa: E402
+from snake.serving import arrival  # noqa: E402
+from snake.observability.dashboard import game_view, games_view  # noqa: E402
+from snake.observability.gamelog.reader import GameFilter  # noqa: E402
+from snake.observability.dashboard.access import COOKIE, check as check_access  # noqa: E402
 from snake.decision import NO_SAFE_MOVE, Decision, Strategy  # noqa: E402
-from snake.gamelog import GameInfo, GameLog, end_record, turn_record  # noqa: E402
-from snake.gamelog import from_environment as game_log_from_environment  # noqa: E402
+from snake.observability.gamelog import GameInfo, GameLog, end_record, turn_record  # noqa: E402
+from snake.observability.gamelog import from_environment as game_log_from_environment  # noqa: E402
 from snake.strategies import DEFAULT_STRATEGY, get_strategy  # noqa: E402
-from snake.strategy import fallback_decision  # noqa: E402
+from snake.seed import fallback_decision  # noqa: E402
 
 #: Requests larger than this get HTTP 413 (a 19x19 board with 8 snakes is about 20 kB).
 MAX_BODY_BYTES = 1 << 20
@@ -144,7 +145,7 @@ def create_app(
     :func:`load_network`. ``strategy``: a strategy or its name (default
     ``$NUPPEPPOU_STRATEGY`` or ``search``). ``sessions``: a ready session manager (default:
     one over a 32-slot accumulator stack of ``network``). ``game_log``: where games are
-    recorded (default :func:`snake.gamelog.from_environment`; ``None``: nowhere).
+    recorded (default :func:`snake.observability.gamelog.from_environment`; ``None``: nowhere).
     ``config`` updates Flask's config; ``IDLE_LIMIT`` sets the session idle limit in
     seconds, ``ADAPTIVE_MARGIN`` (bool) whether sessions set each move's margin from the
     engine's latencies, ``CHECK_MOVES`` (bool) whether an answer the engine did not apply

@@ -41,7 +41,7 @@ def _default_threads() -> int:
     return 16 if strategy.split("[", 1)[0].strip() in VARIANTS else 4
 
 
-# Prometheus metrics from every worker (snake/metrics.py): prometheus_client's multiprocess
+# Prometheus metrics from every worker (snake/observability/metrics.py): prometheus_client's multiprocess
 # mode keeps them in files in this directory, which must exist and be empty before the app
 # is loaded, so it is made here (a fresh one per start unless given).
 _METRICS_DIR = None
@@ -61,7 +61,7 @@ threads = int(os.environ.get("NUPPEPPOU_THREADS") or _default_threads())
 def _arrival_worker():
     """gunicorn's gthread worker, which also marks when each request was ready to be read
     (its connection handed to the thread pool), in the thread that then handles it
-    (:mod:`snake.arrival`): a request that waited for a free thread counts its wait against
+    (:mod:`snake.serving.arrival`): a request that waited for a free thread counts its wait against
     its move's time, and its search gets what is left instead of a whole turn's thinking
     that would answer late. (gunicorn is pinned in requirements.txt: these two methods are
     its own, called once per request.)"""
@@ -69,7 +69,7 @@ def _arrival_worker():
 
     from gunicorn.workers.gthread import ThreadWorker
 
-    from snake import arrival
+    from snake.serving import arrival
 
     class ArrivalThreadWorker(ThreadWorker):
         def enqueue_req(self, conn):

@@ -9,9 +9,9 @@ the processor cannot learn their branches, as it learns a hundred (which once ma
 queue-based evaluator look twice as fast as it was on new positions; the leaves of a search
 are new positions). Scenarios: 11x11 with 2 and 4 snakes, 19x19 with 8.
 
-- ``python``: :func:`snake.search.evaluate.control_values` for the first snake, one call per
+- ``python``: :func:`snake.evaluation.control.control_values` for the first snake, one call per
   position (what the Python search's leaf does);
-- ``compiled``: :func:`snake.core.control.control_value` for the first snake, called from a
+- ``compiled``: :func:`snake.evaluation.compiled.control.control_value` for the first snake, called from a
   compiled loop over the positions with one workspace (what the compiled search's leaf
   does), and its ratio to the Python version (CPU time, the same run).
 
@@ -33,9 +33,9 @@ from numba import njit
 from snake import core, rules
 from snake.board import GameState
 from snake.core.jit import JIT
-from snake.core.control import control_value, workspace
-from snake.search.evaluate import control_values
-from snake.setup import new_game
+from snake.evaluation.compiled.control import control_value, workspace
+from snake.evaluation.control import control_values
+from snake.rules.start import new_game
 
 SCENARIOS = ((11, 2), (11, 4), (19, 8))
 

@@ -5,7 +5,7 @@
 
 Each match draws games of a candidate with a given expected score (wins and losses at
 ``score ∓ draws / 2``, draws at ``--draws``), looks after every ``--piece`` games, and stops
-as :func:`nnue.train.loop.decide` says (SPRT between ``--sprt`` Elo bounds, α = β = 0.05)
+as :func:`training.loop.decide` says (SPRT between ``--sprt`` Elo bounds, α = β = 0.05)
 or at ``--cap`` games; once without the futility stop, once with it (a 95 % interval wholly
 below 50 % ends the match as ``worse``), on the same games (one random stream per match, so
 the two rules differ only where they decide differently). It prints, for each expected
@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import random
 
-from nnue.train.loop import decide
+from training.loop import decide
 from snake.arena.stats import Score
 
 

@@ -52,7 +52,8 @@ if not __package__ and sys.path and sys.path[0] == os.path.dirname(os.path.abspa
     # shadow the nnue package) leaves the path, and the checkout on PYTHONPATH is searched
     sys.path.pop(0)
 
-from snake import rules, setup
+from snake import rules
+from snake.rules import start
 from snake.board import parse_request, state_to_request
 from snake.search.strategy import VARIANTS, make_search_strategy, split_options
 
@@ -74,7 +75,7 @@ def positions(games: int, seed: int):
     rng = random.Random(seed)
     for game in range(games):
         count = (2, 4)[game % 2]
-        state = setup.new_game("standard", 11, 11, [f"s{k}" for k in range(count)], rng=rng)
+        state = start.new_game("standard", 11, 11, [f"s{k}" for k in range(count)], rng=rng)
         while not rules.is_game_over(state) and state.turn < LAST_TURN:
             obstacles = rules.obstacles_after_move(state)
             moves = {s.id: rng.choice(rules.candidate_moves(state, s, obstacles))

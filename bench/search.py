@@ -14,14 +14,14 @@ with ``--network`` also the NNUE: a random network, 512x512 as shipped or ``--hi
 sizes, as no trained one is needed for speed, or the file ``--weights``; the compiled search
 also with board control and the network half and half, as ``search-blend``; with
 ``--value-head`` also the compiled search valuing leaves by that learned head,
-:mod:`snake.core.value_head`, in the positions it was trained for), one search of ``--ms`` milliseconds (wall clock: the machine may be
+:mod:`snake.evaluation.value_head`, in the positions it was trained for), one search of ``--ms`` milliseconds (wall clock: the machine may be
 shared, so the CPU time of the process is printed too, and nodes/s by CPU time). A node
 is one turn played by the rules engine. Figures are medians over the positions.
 
 Also: the overrun of the deadline (the search's own stop, what the margin must cover),
 and with ``--profile`` where one alpha-beta search spends its time.
 
-The compiled search (the default ``search``: :mod:`snake.core.search`) is measured first,
+The compiled search (the default ``search``: :mod:`snake.search.compiled.tree`) is measured first,
 beside the Python searches in the same run, with its speed-up over the Python alpha-beta.
 ``--threads`` also measures two compiled searches at once in one process (two threads):
 their combined nodes per second against one search alone. ``--smp THREADS`` measures
@@ -49,7 +49,7 @@ import time
 from snake.board import MoveRequest
 from snake.rules import play_turn
 from snake.search.strategy import SearchStrategy, make_search_strategy
-from snake.setup import new_game
+from snake.rules.start import new_game
 
 
 def positions(n_snakes: int, count: int, turns: int = 15) -> list[MoveRequest]:
@@ -128,8 +128,8 @@ def pvs_effect(count: int) -> None:
     """Nodes and time of the compiled search to a fixed depth (8 in 1v1, 6 with 4 snakes)
     with PVS and without, from an empty table, on the same positions."""
     from snake.core import encode
-    from snake.core.search import run
-    from snake.search.state import plan_snakes
+    from snake.search.compiled.threads import run
+    from snake.search.plan import plan_snakes
 
     for n_snakes, depth in ((2, 8), (4, 6)):
         totals = {False: [0, 0.0], True: [0, 0.0]}
@@ -155,16 +155,17 @@ def pvs_effect(count: int) -> None:
 
 
 def smp_effect(count: int, ms: float, threads: int) -> None:
-    """Lazy SMP (:func:`snake.core.search.run`'s ``threads``): on the same positions, each
+    """Lazy SMP (:func:`snake.search.compiled.threads.run`'s ``threads``): on the same positions, each
     search from an empty table, the default search with one thread and with ``threads``:
     the depth completed in ``ms``, then the wall time until some thread completes one depth
     more than one thread completed in ``ms`` (time to depth: the speed-up the helpers give,
     which their nodes per second do not say, as they search much of the same tree)."""
     from snake.core import encode
-    from snake.core.search import new_table, run
+    from snake.search.compiled.table import new_table
+    from snake.search.compiled.threads import run
     from snake.core.state import G_CELLS, G_N
-    from snake.search.compiled import DEFAULT_TABLE_MB
-    from snake.search.state import plan_snakes
+    from snake.search.compiled.alphabeta import DEFAULT_TABLE_MB
+    from snake.search.plan import plan_snakes
 
     print(f"lazy SMP: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} "
           "(helpers only help on idle cores)")
@@ -234,7 +235,7 @@ def main(argv: list[str] | None = None) -> None:
 
     head = None
     if args.value_head:
-        from snake.core.value_head import load_head
+        from snake.evaluation.value_head import load_head
         head = load_head(args.value_head)
         print(f"value head: {args.value_head}, hidden {head.hidden}, for {head.snakes} snakes")
 

@@ -69,7 +69,7 @@ def record_games(side: int, snakes: int, games: int, turns: int, seed: int) -> l
     body, the /move bodies, and the /end body last."""
     from snake.board import parse_request, state_to_request
     from snake.rules import is_game_over, play_turn
-    from snake.setup import new_game
+    from snake.rules.start import new_game
     from snake.strategies import get_strategy
 
     player = get_strategy("floodfill")

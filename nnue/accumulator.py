@@ -39,9 +39,9 @@ import numpy as np
 
 from snake.board import GameState, Snake
 
-from . import feature_transformer as transformer
-from .features import FeatureChange, feature_change, feature_parts
-from .network import Network
+from nnue import feature_transformer as transformer
+from nnue.features import FeatureChange, feature_change, feature_parts
+from nnue.network import Network
 
 
 class Accumulator:

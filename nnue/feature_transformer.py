@@ -38,7 +38,7 @@ from snake.core.state import (ALIVE, G_CAUSE, G_FOOD, G_HAZARDS, G_HEIGHT, G_LEN
                               G_SQUAD, G_WIDTH, S_N_FOOD, S_N_HAZARDS, Packed)
 from snake.core.step import HEAD, piece_between, segment
 
-from .features import BLOCK_OFFSET, N_PIECES, OPPONENT, SQUADMATE, block_of
+from nnue.features import BLOCK_OFFSET, N_PIECES, OPPONENT, SQUADMATE, block_of
 
 
 @njit(**JIT)

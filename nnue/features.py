@@ -79,7 +79,7 @@ N_PIECES = 20
 
 #: The feature blocks, one per (ruleset, board side), numbered in the order of the index
 #: layout: by board side, then ruleset. A block's number is its position here; the training
-#: shards store it (:mod:`nnue.train.shards`).
+#: shards store it (:mod:`training.shards`).
 BLOCKS: tuple[tuple[str, int], ...] = tuple((r, s) for s in BOARD_SIDES for r in RULESETS)
 N_BLOCKS = len(BLOCKS)
 _BLOCK_INDEX: dict[tuple[str, int], int] = {b: k for k, b in enumerate(BLOCKS)}

@@ -74,8 +74,8 @@ import numpy as np
 
 from snake.rules import MOVES
 
-from . import feature_transformer, layers
-from .features import N_FEATURES
+from nnue import feature_transformer, layers
+from nnue.features import N_FEATURES
 
 FORMAT = "nuppeppou-nnue"
 VERSION = 2

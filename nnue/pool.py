@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import threading
 
-from .accumulator import Accumulator
-from .network import Network
+from nnue.accumulator import Accumulator
+from nnue.network import Network
 
 CAPACITY = 32
 

@@ -254,14 +254,14 @@ class MoveRequest:
     #: ``game.timeout`` ms after it. ``None`` for requests built elsewhere.
     received: float | None = None
     #: The time (ms) to keep for what happens outside the server's own handling, measured in
-    #: this game and set by the server's sessions (:mod:`snake.sessions`); ``None``: not
+    #: this game and set by the server's sessions (:mod:`snake.serving.sessions`); ``None``: not
     #: known yet, the strategy's own margin holds.
     margin_ms: float | None = None
     #: The move the server answered, set once it is decided: the next turn's request shows
-    #: whether the engine applied it (:mod:`snake.sessions`).
+    #: whether the engine applied it (:mod:`snake.serving.sessions`).
     answer: str | None = None
     #: How many snakes the game began with, as far as its player knows: the snakes of the
-    #: first request it saw of this game (the server's sessions, :mod:`snake.sessions`, and
+    #: first request it saw of this game (the server's sessions, :mod:`snake.serving.sessions`, and
     #: the arena's seats set it; a game played from a position begins there). ``None``: not
     #: known (a request alone does not say), taken as the snakes in this one.
     snakes_at_start: int | None = None

@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from .board import Board, Game, GameState, Ruleset, Snake, parse_settings
-from .maps import food_spawn_squares, get_map, is_royale_shrink_turn
-from .rules import apply_rules, is_game_over
+from snake.board import Board, Game, GameState, Ruleset, Snake, parse_settings
+from snake.rules.maps import food_spawn_squares, get_map, is_royale_shrink_turn
+from snake.rules import apply_rules, is_game_over
 
 
 @dataclass
@@ -176,7 +176,7 @@ def _reference(before: GameState, moves: dict[str, str], side: int | None,
 def _compiled(before: GameState, moves: dict[str, str], side: int | None,
               spawned: list[tuple[int, int]]) -> tuple[GameState, GameState]:
     """The same through the compiled core: encode, step, decode."""
-    from . import core
+    from snake import core
     packed, _ = core.apply_rules(core.encode(before), moves, royale_side=side)
     return core.decode(packed), core.decode(core.end_turn(packed, spawned))
 
@@ -260,5 +260,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from .cli import run_main
+    from snake.cli import run_main
     run_main(main)

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .board import Board, Game, GameState, MoveRequest, Point, Ruleset, Settings, Snake
-from .rules import MOVES, step
+from snake.board import Board, Game, GameState, MoveRequest, Point, Ruleset, Settings, Snake
+from snake.rules import MOVES, step
 
 
 def from_ascii(

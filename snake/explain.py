@@ -18,14 +18,14 @@ import os
 import sys
 from typing import Any, TextIO
 
-from .board import GameState, MoveRequest, RequestError, parse_request
-from .core.control import HUNGER_MARGIN, food_health, hunger
-from .decision import Decision
-from .diagram import to_ascii
-from .rules import MOVES, apply_rules, distance, next_square
-from .search.evaluate import board_control
-from .search.result import SearchResult
-from .strategies import DEFAULT_STRATEGY, get_strategy
+from snake.board import GameState, MoveRequest, RequestError, parse_request
+from snake.evaluation.compiled.control import HUNGER_MARGIN, food_health, hunger
+from snake.decision import Decision
+from snake.diagram import to_ascii
+from snake.rules import MOVES, apply_rules, distance, next_square
+from snake.evaluation.control import board_control
+from snake.decision import SearchResult
+from snake.strategies import DEFAULT_STRATEGY, get_strategy
 
 
 def explain(request: MoveRequest, decision: Decision, strategy: str) -> str:
@@ -274,5 +274,5 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO =
 
 
 if __name__ == "__main__":
-    from .cli import run_main
+    from snake.cli import run_main
     run_main(main)

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .board import GameState, Snake
-from .rules import MOVES, neighbour_table, next_square, obstacles_after_move
+from snake.board import GameState, Snake
+from snake.rules import MOVES, neighbour_table, next_square, obstacles_after_move
 
 HAZARD_VALUE = 1.0 / 16.0
 _FREE, _HAZARD, _FOOD = 1, 2, 3

@@ -22,8 +22,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .board import GameState, parse_request
-from .rules import MOVES, apply_rules, is_game_over
+from snake.board import GameState, parse_request
+from snake.rules import MOVES, apply_rules, is_game_over
 
 MASK = (1 << 64) - 1
 
@@ -57,7 +57,7 @@ def perft_reference(state: GameState, depth: int) -> tuple[int, int]:
 
 def perft_compiled(state: GameState, depth: int) -> tuple[int, int]:
     """(leaves, fingerprint) with the compiled core (:func:`snake.core.apply_rules`)."""
-    from . import core
+    from snake import core
     packed = core.encode(state, horizon=depth + 1)
 
     def walk(packed, depth):
@@ -115,5 +115,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from .cli import run_main
+    from snake.cli import run_main
     run_main(main)

@@ -4,7 +4,7 @@ The service picks one by the environment variable ``NUPPEPPOU_STRATEGY`` (defaul
 :data:`DEFAULT_STRATEGY`, ``search``: it beats ``seed`` and ``floodfill`` in the arena,
 docs/search-evidence.md); the arena and ``python -m snake.explain`` use :func:`get_strategy`.
 
-- ``seed``, ``floodfill``, ``random``: the one-step strategies (:mod:`snake.strategy`);
+- ``seed``, ``floodfill``, ``random``: the one-step strategies (:mod:`snake.seed`);
 - ``search`` (the compiled alpha-beta), ``search-joint`` (the default until 2026-11-24),
   ``search-py`` (the Python alpha-beta), ``search-nnue``,
   ``search-net``, ``search-blend`` and the arena's opponent styles
@@ -19,9 +19,9 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from .decision import Strategy
-from .search.strategy import VARIANTS, make_search_strategy, split_options
-from .strategy import FloodFillStrategy, RandomStrategy, SeedStrategy
+from snake.decision import Strategy
+from snake.search.strategy import VARIANTS, make_search_strategy, split_options
+from snake.seed import FloodFillStrategy, RandomStrategy, SeedStrategy
 
 StrategyFactory = Callable[..., Strategy]
 

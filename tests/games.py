@@ -6,7 +6,8 @@ from __future__ import annotations
 import random
 from typing import Iterator
 
-from snake import rules, setup
+from snake import rules
+from snake.rules import start
 from snake.board import GameState
 from snake.rules import MOVES
 
@@ -54,7 +55,7 @@ def new_game(number: int, rng: random.Random) -> GameState:
     side = (7, 11, 19)[(number // len(KINDS)) % 3]
     n = rng.choice(counts)
     squads = [f"squad{k // 2}" for k in range(n)] if ruleset == "squad" else None
-    state = setup.new_game(ruleset, side, side, [f"s{k}" for k in range(n)], map=map_name,
+    state = start.new_game(ruleset, side, side, [f"s{k}" for k in range(n)], map=map_name,
                            rng=rng, squads=squads)
     if ruleset == "royale":
         state.game.ruleset.settings.shrink_every_n_turns = rng.choice((5, 10, 25))

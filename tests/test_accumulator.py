@@ -1,7 +1,7 @@
 """The accumulator (SPEC §4): incremental updates equal a full refresh, turn after turn.
 
 Whole games come from two sources: games played here with the rules engine
-(``snake.rules.play_turn``, started by ``snake.setup.new_game``), and the official engine's
+(``snake.rules.play_turn``, started by ``snake.rules.start.new_game``), and the official engine's
 recorded games in ``tests/data/vectors`` (read by :mod:`snake.conformance`).
 Each living snake keeps its own accumulator, moved on every turn, and is compared with a
 fresh refresh.
@@ -42,7 +42,7 @@ def quant_net(float_net) -> Network:
 
 def start_state(ruleset: str, side: int, n: int, rng: random.Random) -> GameState:
     """The start of a game of ``n`` snakes (squads of two in squad)."""
-    from snake.setup import new_game
+    from snake.rules.start import new_game
     ids = [f"s{i}" for i in range(n)]
     squads = [f"q{i % 2}" for i in range(n)] if ruleset == "squad" else None
     return new_game(ruleset, side, side, ids, map="royale" if ruleset == "royale" else "standard",

@@ -311,7 +311,7 @@ def test_a_failing_strategy_still_answers_a_considered_move(network, move_failur
 def test_when_flood_fill_fails_too_the_answer_is_the_filters_move(network, monkeypatch):
     """A strategy and the flood-fill fallback both failing still never answer a move the
     filter knows to be certain death (here ``up``, the neck, and ``right``, a wall)."""
-    from snake.strategy import FloodFillStrategy
+    from snake.seed import FloodFillStrategy
 
     def broken(self, request, accumulator):
         raise OverflowError("flood fill broke")
@@ -495,7 +495,7 @@ def test_the_engine_latency_sets_the_next_margin(network, monkeypatch, adaptive)
     send "0" in ``you``."""
     from snake.search.clock import MARGIN_SAFETY_MS
     monkeypatch.setenv("NUPPEPPOU_ADAPTIVE_MARGIN", adaptive)
-    from snake.metrics import ENGINE_OVERHEAD
+    from snake.observability.metrics import ENGINE_OVERHEAD
     timed = _Timed()
     client = create_app(network=None, strategy=timed, game_log=None).test_client()
     bodies = [state_to_request(r.state, "s0") for r in play(snakes=2, seed=6, turns=3)[:3]]

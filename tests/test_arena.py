@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from snake.arena.__main__ import main
-from snake.arena.replay import read_replay
+from snake.records.replay import read_replay
 from snake.arena.schedule import base_seats, plan_games
 from snake.board import parse_request
 
@@ -37,7 +37,7 @@ def write_record(path, board, moves, winner="B", draw=False, health=None, game_i
     diagram's; returns the last state."""
     import random as random_module
 
-    from snake.arena.replay import Replay, SnakeLook, game_object, request_body, result_line, write_replay
+    from snake.records.replay import Replay, SnakeLook, game_object, request_body, result_line, write_replay
     from snake.diagram import from_ascii
     from snake.rules import play_turn
     state = (from_ascii(board, **drawn) if health is None
@@ -772,7 +772,7 @@ def test_gzipped_records_are_read_like_plain_ones(capsys, tmp_path):
     import gzip
     import shutil
 
-    from snake.arena.render import main as render
+    from snake.records.render import main as render
     from snake.arena.tally import main as tally
     code, _, _ = run(capsys, "floodfill", "random", "-g", "1", "--size", "7", "--parallel", "1",
                      "--seed", "2", "-o", str(tmp_path / "run"))
@@ -991,9 +991,9 @@ def test_the_postmortem_tells_food_let_go_from_food_beaten_to(capsys, tmp_path):
        control's partition gives it to B): beaten to it.
     3. A eats on its move from turn 10, then walks through hazards (15 health a move) till
        its health runs out there."""
-    from snake.arena.ending import how_it_ended
+    from snake.records.ending import how_it_ended
     from snake.arena.postmortem import main as postmortem
-    from snake.arena.replay import read_replay
+    from snake.records.replay import read_replay
     from snake.board import Settings
     no_spawn = Settings(food_spawn_chance=0, minimum_food=0)
     down = {"A": "down", "B": "up"}
@@ -1232,7 +1232,7 @@ def test_built_in_seats_are_told_how_many_snakes_the_game_began_with(monkeypatch
     from snake.arena.match import play_game
     from snake.arena.players import PlayerSpec
     from snake.arena.schedule import plan_games
-    from snake.strategy import FloodFillStrategy
+    from snake.seed import FloodFillStrategy
 
     told = []     # (snakes alive, snakes at the start as the request says)
 

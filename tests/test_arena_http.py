@@ -14,7 +14,7 @@ import pytest
 
 from snake.arena.__main__ import main
 from snake.arena.players import HttpSeat
-from snake.arena.replay import read_replay
+from snake.records.replay import read_replay
 from snake.board import parse_request
 from snake.strategies import get_strategy
 

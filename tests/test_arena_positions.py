@@ -7,11 +7,11 @@ import pytest
 
 from snake.arena.__main__ import main as arena
 from snake.arena.positions import load_positions, main as positions
-from snake.arena.replay import read_replay
+from snake.records.replay import read_replay
 from snake.board import state_to_request
 from snake.diagram import from_ascii
 
-from .test_arena import write_record
+from tests.test_arena import write_record
 
 #: C, in the corner, dies on the first move whatever it does; A and B play on.
 THREE = """

@@ -5,8 +5,8 @@ import random
 
 import pytest
 
-from snake.arena.render import frames_of, main as render_main, render_html
-from snake.arena.replay import (
+from snake.records.render import frames_of, main as render_main, render_html
+from snake.records.replay import (
     Replay, ReplayError, SnakeLook, dumps_replay, game_object, read_replay, request_body,
     result_line, write_replay)
 from snake.diagram import from_ascii

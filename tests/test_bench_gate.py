@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-pytest.importorskip("torch")  # bench.gate uses nnue.train.loop's decide
+pytest.importorskip("torch")  # bench.gate uses training.loop's decide
 
 from bench import gate  # noqa: E402
 

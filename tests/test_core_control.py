@@ -1,5 +1,5 @@
-"""Compiled board control (snake.core.control) against its reference, the board-control
-evaluator of snake.search.evaluate.
+"""Compiled board control (snake.evaluation.compiled.control) against its reference, the board-control
+evaluator of snake.evaluation.control.
 
 The differential test plays the games of tests/games.py (every ruleset, 7x7 / 11x11 /
 19x19, the hazard maps) with the reference rules, encodes every position (and every other
@@ -18,14 +18,15 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from snake import core, rules, setup
+from snake import core, rules
+from snake.rules import start
 from snake.board import Board, Game, GameState, Snake
-from snake.core.control import (CONTESTED, LIMIT, board_control as compiled_control, control_value,
+from snake.evaluation.compiled.control import (CONTESTED, LIMIT, board_control as compiled_control, control_value,
                                 control_values, ownership, workspace)
 from snake.diagram import from_ascii
-from snake.search.evaluate import board_control, control_values as reference_values
+from snake.evaluation.control import board_control, control_values as reference_values
 
-from . import games
+from tests import games
 
 
 def positions(seed: int):
@@ -88,7 +89,7 @@ def random_small_state(rng: random.Random) -> GameState:
     """A board of 1..6 x 1..6 squares, any ruleset's geometry, up to four snakes laid as
     random walks (some stacked, some eliminated), random food and hazards."""
     width, height = rng.randint(1, 6), rng.randint(1, 6)
-    ruleset = setup.make_ruleset(rng.choice(("standard", "wrapped", "constrictor",
+    ruleset = start.make_ruleset(rng.choice(("standard", "wrapped", "constrictor",
                                              "wrapped_constrictor")))
     squares = [(x, y) for x in range(width) for y in range(height)]
     taken: set = set()
@@ -232,7 +233,7 @@ def test_styles_weigh_the_terms_and_the_default_is_the_reference():
     """A style only reweighs board control's terms: the default is the reference's value
     (the tests above), a grower values length more, a space-taker squares more, a hunter
     values cramped shorter opponents."""
-    from snake.core.control import STYLES, control_value
+    from snake.evaluation.compiled.control import STYLES, control_value
     from snake.diagram import from_ascii
     request = from_ascii("""
         . . . . . . .
@@ -246,7 +247,7 @@ def test_styles_weigh_the_terms_and_the_default_is_the_reference():
     packed = core.encode(request.state)
     values = {style: control_value(packed.g, packed.s, 0, workspace(packed.g, style))
               for style in STYLES}
-    from snake.search.evaluate import control_values as reference_values
+    from snake.evaluation.control import control_values as reference_values
     reference = reference_values(request.state, ("A",))["A"]
     assert abs(values["default"] - reference) < 1e-12
     # A is longer (5 against 3): the grower's length weight raises its value
@@ -272,7 +273,7 @@ def test_a_hungry_snake_owning_no_food_counts_the_distance_to_any():
     penalty of ``hunger * min(1, (margin - (health - d)) / margin)`` once its health is
     within the margin of ``d``, the distance from its head to the nearest food: a snake
     that has fallen behind still heads for food before its health runs out."""
-    from snake.core.control import HUNGER_MARGIN, STYLES, control_value
+    from snake.evaluation.compiled.control import HUNGER_MARGIN, STYLES, control_value
     from snake.diagram import from_ascii
     hunger = STYLES["hungry"][-1]
     assert STYLES["hungry"][:-1] == STYLES["grower"][:-1] and hunger > 0
@@ -293,7 +294,7 @@ def test_a_hungry_value_keeps_apart_what_the_clamp_merges():
     """Far behind, the grower's value is clamped to -0.999 whatever the health; the hungry
     style squashes it smoothly instead, so more health is still better, and a living snake
     is still above one that is not alive (-0.999)."""
-    from snake.core.control import LIMIT, control_value
+    from snake.evaluation.compiled.control import LIMIT, control_value
     from snake.diagram import from_ascii
     values = {}
     for health in (10, 5, 2):
@@ -307,7 +308,7 @@ def test_the_hunter_likes_a_shorter_snake_cramped():
     """B (5 long, its tail stacked) is shut in a corner smaller than itself by A (6 long):
     the hunter values that more than the default does, beyond what its larger length weight
     adds."""
-    from snake.core.control import control_value
+    from snake.evaluation.compiled.control import control_value
     from snake.diagram import from_ascii
     request = from_ascii("""
         B b a . . . .

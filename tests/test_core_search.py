@@ -1,7 +1,7 @@
 """The compiled search's pieces against the reference, and the compiled search itself.
 
 Move generation (candidate and cheap moves) and exact results must be those of the Python
-search (snake.rules.candidate_moves, snake.search.state.cheap_move / terminal_value) on
+search (snake.rules.candidate_moves, snake.search.plan.cheap_move / terminal_value) on
 positions of every ruleset; the search's tactics are tested with the Python search's in
 tests/test_search.py (the ``compiled`` parameter)."""
 
@@ -12,14 +12,14 @@ import pytest
 
 from snake import core, rules
 from snake.core.occupancy import candidate_moves, cheap_move
-from snake.core.search import terminal_value
+from snake.search.compiled.tree import terminal_value
 from snake.core.state import EncodeError
 from snake.diagram import from_ascii
 from snake.rules import MOVES
-from snake.search import state as search_state
+from snake.search import plan as search_plan
 from snake.search.strategy import SearchStrategy
 
-from .games import positions
+from tests.games import positions
 
 
 def test_move_generation_equals_the_reference():
@@ -34,7 +34,7 @@ def test_move_generation_equals_the_reference():
             count = candidate_moves(packed.g, packed.s, i, out)
             assert tuple(MOVES[m] for m in out[:count]) == rules.candidate_moves(state, snake, obstacles)
             assert MOVES[cheap_move(packed.g, packed.s, i, out)] == \
-                search_state.cheap_move(state, snake, obstacles)
+                search_plan.cheap_move(state, snake, obstacles)
             checked += 1
     assert checked > 10_000
     # snakes about to starve, whose bodies block nothing (snake.rules.removed_before_collisions)
@@ -60,7 +60,7 @@ def test_threads_share_one_draw_of_the_key_numbers():
     worker's threads before)."""
     import threading
 
-    from snake.search.compiled import thread_table
+    from snake.search.compiled.table import thread_table
     tables = []
     workers = [threading.Thread(target=lambda: tables.append(thread_table(64, 102 * 102, 1.0)))
                for _ in range(2)]
@@ -116,7 +116,7 @@ def test_exact_results_equal_the_reference():
         after = rules.apply_rules(state, {})           # everyone repeats its last move
         packed = core.encode(after)
         for i, snake in enumerate(after.board.snakes):
-            expected = search_state.terminal_value(after, snake.id, 3)
+            expected = search_plan.terminal_value(after, snake.id, 3)
             got = terminal_value(packed.g, packed.s, i, 3)
             assert (got == 1e8) == (expected is None), snake.id
             if expected is not None:
@@ -209,7 +209,8 @@ def test_on_a_huge_board_with_many_snakes_the_clock_is_read_every_node():
     import time
 
     from snake.board import Board, Game, GameState, Ruleset, Snake
-    from snake.core.search import MAX_PLY, run
+    from snake.search.compiled.threads import run
+    from snake.search.compiled.tree import MAX_PLY
     from snake.core.state import G_CAPACITY
     rng = random.Random(3)
     snakes = []
@@ -231,7 +232,7 @@ def test_table_entries_of_other_rules_or_hazards_never_meet():
     other rules, settings or hazard squares (a map may move its hazards and keep their
     number) or on another board, and leaves a standard 11x11 game without hazards salted by
     game and snake alone."""
-    from snake.search.compiled import salt_of
+    from snake.search.compiled.alphabeta import salt_of
     request = from_ascii("""
     . . . . .
     . A a . .
@@ -305,7 +306,7 @@ def test_best_replies_the_compiled_search_finds_the_python_search_value():
     nodes = {"joint": 0, "best": 0}
     for k, state in enumerate(positions(seed=9, count=3000)):
         living = [s for s in state.board.snakes if s.alive]
-        if k % 20 or len(living) < 3 or len(search_state.plan_snakes(
+        if k % 20 or len(living) < 3 or len(search_plan.plan_snakes(
                 state, living[0].id, max_opponents=3, reach=30).opponents) < 2:
             continue      # (squad games: squadmates are not opponents)
         request = MoveRequest(state, living[0])
@@ -356,7 +357,7 @@ def test_best_replies_see_deeper_than_joint_ones_with_three_opponents():
     depth = {"joint": 0, "best": 0}
     for k, state in enumerate(positions(seed=9, count=3000)):
         living = [s for s in state.board.snakes if s.alive]
-        if k % 30 or len(living) < 4 or len(search_state.plan_snakes(
+        if k % 30 or len(living) < 4 or len(search_plan.plan_snakes(
                 state, living[0].id, max_opponents=3, reach=30).opponents) < 3:
             continue
         request = MoveRequest(state, living[0])
@@ -374,7 +375,7 @@ def test_principal_variation_search_keeps_the_value_and_saves_nodes():
     visits fewer nodes."""
     import time
 
-    from snake.core.search import run
+    from snake.search.compiled.threads import run
     nodes = {True: 0, False: 0}
     compared = 0
     for k, state in enumerate(positions(seed=5, count=2000)):
@@ -382,7 +383,7 @@ def test_principal_variation_search_keeps_the_value_and_saves_nodes():
         if k % 50 or len(living) < 2:
             continue
         packed = core.encode(state)
-        plan = search_state.plan_snakes(state, living[0].id)
+        plan = search_plan.plan_snakes(state, living[0].id)
         index = {s.id: i for i, s in enumerate(state.board.snakes)}
         depth = 5 if len(living) == 2 else 3
         values = {}
@@ -468,7 +469,8 @@ def test_exact_root_scores_are_each_moves_own_value():
     where no food spawns in the search and the turn number changes nothing)."""
     import time
 
-    from snake.core.search import PROVEN, run
+    from snake.search.compiled.threads import run
+    from snake.search.compiled.tree import PROVEN
     checked = 0
     for k, state in enumerate(positions(seed=8, count=3000)):
         living = [s for s in state.board.snakes if s.alive]
@@ -501,11 +503,11 @@ def test_exact_root_scores_are_each_moves_own_value():
 
 
 def _core_search(state, you_index=0, **options):
-    """``snake.core.search.run`` on ``state`` for its ``you_index``-th living snake, with
+    """``snake.search.compiled.threads.run`` on ``state`` for its ``you_index``-th living snake, with
     the default plan of opponents."""
-    from snake.core.search import run
+    from snake.search.compiled.threads import run
     living = [s for s in state.board.snakes if s.alive]
-    plan = search_state.plan_snakes(state, living[you_index].id)
+    plan = search_plan.plan_snakes(state, living[you_index].id)
     index = {s.id: i for i, s in enumerate(state.board.snakes)}
     return run(core.encode(state), index[plan.you], [index[o] for o in plan.opponents],
                [index[c] for c in plan.cheap], **options)
@@ -598,7 +600,7 @@ def test_a_torn_table_entry_is_a_miss_not_a_wrong_value():
     two writes must not use them. Scrambling every stored value (keys and info kept) makes
     every entry such a torn one: the search then finds what it finds on an empty table."""
     import time
-    from snake.core.search import new_table
+    from snake.search.compiled.table import new_table
     state = from_ascii(OPEN_DUEL).state
     cells = int(core.encode(state).g[core.state.G_CELLS])
     fresh = _core_search(state, deadline=time.perf_counter() + 600, max_depth=5,

@@ -23,7 +23,7 @@ from snake.core.state import G_BODY, G_CAPACITY, G_LENGTH, EncodeError
 from snake.diagram import from_ascii
 from snake.perft import check, read
 
-from .games import choose_moves, new_game
+from tests.games import choose_moves, new_game
 
 PERFT = Path(__file__).parent / "data" / "perft.jsonl"
 
@@ -92,7 +92,7 @@ def play_differential(seed: int, target_turns: int) -> tuple[int, int]:
             after = after_rules.copy()
             rules_food = list(after.board.food)
             rng_map = random.Random(rng.random())
-            from snake.maps import get_map
+            from snake.rules.maps import get_map
             get_map(state.game.map).update(after, rng_map)
             after.turn += 1
             spawned = after.board.food[len(rules_food):]

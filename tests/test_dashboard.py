@@ -15,7 +15,7 @@ import pytest
 from werkzeug.serving import make_server
 
 from app import create_app
-from snake.gamelog import GameLog, connect_readonly
+from snake.observability.gamelog import GameLog, connect_readonly
 from tests.test_gamelog import game_bodies, play_through
 
 REMOTE = {"REMOTE_ADDR": "203.0.113.7"}
@@ -199,7 +199,7 @@ def test_a_lost_game_says_how_it_ended(tmp_path, monkeypatch):
     as the winner saw it says nothing of the kind."""
     import gzip
 
-    from snake.gamelog.__main__ import main as gamelog
+    from snake.observability.gamelog.__main__ import main as gamelog
     from tests.test_arena import SEALED
     monkeypatch.delenv("NUPPEPPOU_DASHBOARD_TOKEN", raising=False)
     lines = [json.loads(line) for line in gzip.open(SEALED, "rt").read().splitlines()]
@@ -229,7 +229,7 @@ def test_a_lost_game_says_how_it_ended(tmp_path, monkeypatch):
 
 def test_a_record_the_ending_cannot_read_still_gets_its_page(client, monkeypatch):
     """Whatever goes wrong reading how a game ended, the page is served without it."""
-    import snake.dashboard as dashboard
+    import snake.observability.dashboard as dashboard
 
     def broken(replay, look_back=200):
         raise KeyError("board")
@@ -244,7 +244,7 @@ def test_games_the_service_took_with_its_defaults_get_their_pages(tmp_path, monk
     """The service reads an absent or null ruleset as standard and null hazards as none,
     and logs the bodies as they came: the game's page, its record and the training reader
     take them as the service did."""
-    from snake.gamelog.reader import training_games
+    from snake.observability.gamelog.reader import training_games
     monkeypatch.delenv("NUPPEPPOU_DASHBOARD_TOKEN", raising=False)
     log = GameLog(tmp_path / "games.db")
     client = create_app(network=None, strategy="floodfill", game_log=log).test_client()
@@ -273,7 +273,7 @@ def test_a_record_too_large_to_draw_is_streamed_not_drawn(tmp_path, monkeypatch)
     """Anyone who reaches /move chooses what one game's log holds: past a limit the page
     draws no board and says why (the turns are still listed), and the record is sent a
     body at a time, whole."""
-    import snake.dashboard as dashboard
+    import snake.observability.dashboard as dashboard
     monkeypatch.delenv("NUPPEPPOU_DASHBOARD_TOKEN", raising=False)
     log = GameLog(tmp_path / "games.db")
     client = create_app(network=None, strategy="floodfill", game_log=log).test_client()
@@ -334,7 +334,7 @@ def test_a_loss_whose_log_stops_at_its_last_move_says_what_it_cannot_tell(tmp_pa
     that turn cannot be read off the board) and still from when it was cut off."""
     import gzip
 
-    from snake.gamelog.__main__ import main as gamelog
+    from snake.observability.gamelog.__main__ import main as gamelog
     from tests.test_arena import SEALED
     monkeypatch.delenv("NUPPEPPOU_DASHBOARD_TOKEN", raising=False)
     lines = [json.loads(line) for line in gzip.open(SEALED, "rt").read().splitlines()]

@@ -17,7 +17,7 @@ from nnue.network import Network
 from snake import core
 from snake.rules import candidate_moves, obstacles_after_move
 
-from .games import positions
+from tests.games import positions
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,7 @@ def test_the_accumulator_kept_from_change_reports_equals_a_refresh(net):
 
 
 def test_no_block_no_accumulator(net):
-    from snake.setup import new_game
+    from snake.rules.start import new_game
     state = new_game("wrapped_constrictor", 11, 11, ["a", "b"], rng=random.Random(1))
     assert CoreAccumulator.of(net, core.encode(state), 0) is None
     state = new_game("standard", 9, 9, ["a", "b"], rng=random.Random(1))

@@ -439,7 +439,7 @@ def test_matches_a_plain_reference_in_played_games():
     import random
 
     from snake.rules import candidate_moves, is_game_over, obstacles_after_move, play_turn
-    from snake.setup import new_game
+    from snake.rules.start import new_game
 
     rng = random.Random(2)
     checked = 0

@@ -21,14 +21,14 @@ import pytest
 
 from app import create_app
 from snake.board import parse_request, state_to_request
-from snake.gamelog import (GameInfo, GameLog, connect, connect_readonly, end_record,
+from snake.observability.gamelog import (GameInfo, GameLog, connect, connect_readonly, end_record,
                            turn_record)
-from snake.gamelog import store
-from snake.gamelog.reader import (RECORD_PAGE, find_game, game_turns, recent_games,
+from snake.observability.gamelog import store
+from snake.observability.gamelog.reader import (RECORD_PAGE, find_game, game_turns, recent_games,
                                   record_lines, replay_of, summary)
 from snake.decision import Decision
 from snake.rules import is_game_over, outcome, play_turn
-from snake.setup import new_game
+from snake.rules.start import new_game
 from snake.strategies import get_strategy
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -173,7 +173,7 @@ def test_a_last_turn_written_after_the_end_settles_a_draw(db):
     /end (worker A). No one is left at the end, and our last move came on the final turn's
     eve: a draw, whichever was written first."""
     from snake.diagram import from_ascii
-    from snake.gamelog.store import write_end, write_turn
+    from snake.observability.gamelog.store import write_end, write_turn
     bodies = [state_to_request(from_ascii("""
         . . . . .
         . A a a .
@@ -199,7 +199,7 @@ def test_a_new_game_under_old_ids_is_logged_apart(db):
     """The arena run again with its seed (or a client reusing ids) sends a new game under a
     game's ids: the earlier game is kept as <id>~1, whole, and the new one is logged on its
     own; a turn of one game written late (another worker) stays in its game."""
-    from snake.gamelog.store import _upsert_game, write_end, write_turn
+    from snake.observability.gamelog.store import _upsert_game, write_end, write_turn
     first, first_end = game_bodies(seed=4, game_id="again")
     second, second_end = game_bodies(seed=5, game_id="again")
     conn = connect(db)
@@ -231,8 +231,8 @@ def test_a_new_game_under_old_ids_is_logged_apart(db):
 def test_importing_a_record_of_a_game_in_the_log_leaves_the_log_as_it_is(db, tmp_path, capsys):
     """The service's own record of a game holds its reasons and times: importing the arena's
     record of the same game (its ids) leaves it, and says so."""
-    from snake.arena.replay import Replay, write_replay
-    from snake.gamelog.__main__ import main as gamelog
+    from snake.records.replay import Replay, write_replay
+    from snake.observability.gamelog.__main__ import main as gamelog
     log = GameLog(db)
     client = create_app(network=None, strategy="floodfill", game_log=log).test_client()
     bodies, end = game_bodies(seed=4, game_id="kept")
@@ -675,7 +675,7 @@ WRITER = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     from snake.board import parse_request
     from snake.decision import Decision
-    from snake.gamelog import GameLog, turn_record
+    from snake.observability.gamelog import GameLog, turn_record
     body = json.loads(open({body!r}).read())
     log = GameLog({db!r})
     for n in range({count}):
@@ -759,7 +759,7 @@ def test_arena_records_can_be_imported(tmp_path, capsys):
     """Records of snake.arena become games of the log (the dashboard opens them), with the
     arena's own results."""
     from snake.arena.__main__ import main as arena
-    from snake.gamelog.__main__ import main as gamelog
+    from snake.observability.gamelog.__main__ import main as gamelog
     runs = tmp_path / "runs"
     assert arena(["floodfill", "random", "-g", "4", "--size", "7", "--parallel", "1",
                   "--seed", "2", "-o", str(runs), "--quiet"]) == 0
@@ -791,8 +791,8 @@ def test_training_positions_from_the_game_log(db, tmp_path):
     import numpy as np
 
     from nnue.features import active_features
-    from nnue.train.from_game_log import write_from_game_log
-    from nnue.train.shards import ShardError, load_split
+    from training.from_game_log import write_from_game_log
+    from training.shards import ShardError, load_split
     log = GameLog(db)
     app = create_app(network=None, strategy="floodfill", game_log=log)
     client = app.test_client()
@@ -844,7 +844,7 @@ def test_training_positions_from_the_game_log(db, tmp_path):
 def test_from_the_log_solo_games_and_the_move_that_ended_us(db, tmp_path):
     """A solo game from the log: every move, the last one into the wall included (the
     /end body shows our head off the board), with datagen's solo target min(T / 100, 1)."""
-    from nnue.train.from_game_log import game_positions, write_from_game_log
+    from training.from_game_log import game_positions, write_from_game_log
     from snake.diagram import from_ascii
     t0 = state_to_request(from_ascii("""
         . . . . . . .
@@ -888,7 +888,7 @@ def test_from_the_log_the_move_that_ended_us_only_from_the_turn_we_fell_on(rules
     solo, or in standard played as solo (one snake), every move's target is the solo one,
     T = 3. With turns 1 and 2 missing from the log, the head at /end is still one step from
     turn 0's, but the body shows it is not turn 0's move: no position is made of it."""
-    from nnue.train.from_game_log import game_positions
+    from training.from_game_log import game_positions
     from snake.diagram import from_ascii
     state = from_ascii("""
         . . . . . . .
@@ -915,7 +915,7 @@ def test_from_the_log_a_result_we_could_not_see_is_no_target():
     """We (A) fell on turn 1→2; B and C, alive on our last turn, were gone at the /end of
     turn 5 with no one left. Whether each fell on the final turn (a draw) or before (a
     loss) is not in our log, so their positions are left out; ours is a loss."""
-    from nnue.train.from_game_log import game_positions
+    from training.from_game_log import game_positions
     from snake.diagram import from_ascii
     t0 = state_to_request(from_ascii("""
         . . . . . . .

@@ -18,7 +18,7 @@ from nnue.network import Network
 from snake.board import parse_request, state_to_request
 from snake.rules import MOVES
 from snake.rules import is_game_over, play_turn
-from snake.setup import new_game
+from snake.rules.start import new_game
 from snake.strategies import get_strategy
 from tests.test_app import answers_in
 
@@ -200,7 +200,7 @@ def test_a_move_that_waited_for_a_thread_counts_its_wait(tmp_path):
     think, or none) instead of a whole one: both think in the time of one."""
     import threading
 
-    from snake.gamelog import connect_readonly
+    from snake.observability.gamelog import connect_readonly
     db = tmp_path / "games.db"
     with gunicorn(tmp_path, NUPPEPPOU_WORKERS="1", NUPPEPPOU_THREADS="1",
                   NUPPEPPOU_GAME_LOG=str(db), NUPPEPPOU_LOG_LEVEL="INFO",

@@ -24,7 +24,7 @@ def test_the_digest_covers_every_file_compiled_code_is_built_from():
     names = set(modules)
     compiled = {name for name, path in modules.items()
                 if "@njit" in path.read_text() or "njit(**JIT)" in path.read_text()}
-    assert {"snake.core.search", "nnue.layers"} <= compiled
+    assert {"snake.search.compiled.tree", "nnue.layers"} <= compiled
     # a module's own packages run first too (their __init__), which the import graph leaves out
     closure, todo = set(), [".".join(name.split(".")[:k]) for name in compiled
                             for k in range(1, name.count(".") + 2)]
@@ -43,7 +43,7 @@ def test_the_digest_changes_with_any_source(tmp_path):
         shutil.copy(ROOT / name, tmp_path / name)
     digest = jit.source_digest(tmp_path)
     assert digest == jit.source_digest(ROOT)
-    for name in ("snake/core/control.py", "snake/rules/stages.py", "nnue/features.py"):
+    for name in ("snake/evaluation/compiled/control.py", "snake/rules/stages.py", "nnue/features.py"):
         original = (tmp_path / name).read_text()
         (tmp_path / name).write_text(original + "\n# an edit\n")
         assert jit.source_digest(tmp_path) != digest
@@ -107,9 +107,9 @@ def test_the_cache_lives_in_the_digest_folder_under_numba_cache_dir(tmp_path):
     folder = tmp_path / f"nuppeppou-{jit.source_digest()}"
     assert out == [str(folder)] * 3
     # a compiled call writes its cache there (a small function: quick to compile)
-    subprocess.run([sys.executable, "-c", "from snake.core.clock import monotonic; monotonic()"],
+    subprocess.run([sys.executable, "-c", "from snake.search.compiled.timer import monotonic; monotonic()"],
                    env=env, cwd=ROOT, check=True)
-    assert list(folder.rglob("clock._monotonic-*.nbi"))
+    assert list(folder.rglob("timer._monotonic-*.nbi"))
     # a folder of the user's own named like ours is a base, not an inherited folder
     own = tmp_path / "nuppeppou-numba"
     env = dict(env, NUMBA_CACHE_DIR=str(own))

@@ -9,7 +9,7 @@ import pytest
 from snake.board import GameState, Settings
 from snake.diagram import from_ascii
 from snake.rules import apply_rules, is_game_over, outcome, play_turn
-from snake.setup import new_game
+from snake.rules.start import new_game
 
 
 def board(drawing: str, ruleset: str = "standard", **kwargs) -> GameState:

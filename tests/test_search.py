@@ -16,10 +16,11 @@ from snake.diagram import from_ascii
 from snake.rules import play_turn
 from snake.search.strategy import VARIANTS, make_search_strategy
 from snake.search.clock import Budget, SearchTimeout, think_time_ms
-from snake.search.evaluate import NnueEvaluator, board_control
-from snake.search.state import PROVEN, plan_snakes
+from snake.evaluation.control import board_control
+from snake.evaluation.network import NnueEvaluator
+from snake.search.plan import PROVEN, plan_snakes
 from snake.search.strategy import SearchStrategy
-from snake.setup import new_game
+from snake.rules.start import new_game
 
 #: The searches: the Python alpha-beta and the compiled alpha-beta (snake.core).
 ALGORITHMS = ("alphabeta", "compiled")
@@ -191,7 +192,7 @@ def test_a_move_whose_time_is_gone_before_the_search_is_the_seed_move():
     for engine in ("compiled", "python"):
         decision = SearchStrategy(engine=engine).choose(request, None)
         assert decision.search is None and decision.method.endswith("no time left to search")
-        from snake.strategy import SeedStrategy
+        from snake.seed import SeedStrategy
         assert decision.move == SeedStrategy().choose(request, None).move
 
 
@@ -200,7 +201,7 @@ def test_falls_back_to_the_seed_move_when_nothing_completes():
     strategy = SearchStrategy(max_nodes=1, think_ms=60_000)
     decision = strategy.choose(request, None)
     assert decision.method.startswith("seed")
-    from snake.strategy import SeedStrategy
+    from snake.seed import SeedStrategy
     assert decision.move == SeedStrategy().choose(request, None).move
 
 
@@ -375,7 +376,7 @@ def test_the_shipped_head_is_the_one_its_manifest_describes():
     import hashlib
     import json
 
-    from snake.core.value_head import load_head
+    from snake.evaluation.value_head import load_head
     from snake.search.strategy import DEFAULT_VALUE_HEAD
 
     manifest = json.loads((DEFAULT_VALUE_HEAD.parent / "MANIFEST.json").read_text())["value_head"]
@@ -394,7 +395,7 @@ def test_without_its_head_file_the_default_runs_on_board_control_and_says_so(
     without it; a file present but unreadable stops the start, as a bad network does."""
     import logging
 
-    from snake.core.value_head import HeadError
+    from snake.evaluation.value_head import HeadError
     from snake.search.strategy import VARIANTS
 
     monkeypatch.setitem(VARIANTS["search"], "value_head", str(tmp_path / "value-duel.npz"))

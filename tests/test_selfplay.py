@@ -1,4 +1,4 @@
-"""Self-play data (nnue.train.selfplay) on tiny sizes: positions, blended targets,
+"""Self-play data (training.selfplay) on tiny sizes: positions, blended targets,
 reproducibility, resuming, and the same run on Ray."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from nnue.train.selfplay import blend_moves, main, score_target
-from nnue.train.shards import load_split, shard_paths
+from training.selfplay import blend_moves, main, score_target
+from training.shards import load_split, shard_paths
 
 
 def run(out, *extra):
@@ -99,7 +99,7 @@ def test_the_same_run_on_a_ray_cluster(reference, tmp_path):
 
 
 def test_other_moves_are_blended_like_the_played_one():
-    from nnue.train.selfplay import blend_moves
+    from training.selfplay import blend_moves
     out = blend_moves(np.array([0.6, 0.0, 1.0, 0.4], np.float32), 0, 0.3, 0.0, 0.5)
     # played: its own target; open scores blended with the loss; proven ones kept
     assert np.allclose(out, [0.3, 0.0, 1.0, 0.2])
@@ -154,7 +154,7 @@ def test_games_stopped_at_the_cap_are_draws_for_the_snakes_still_in(tmp_path):
 def test_capped_targets_by_who_is_still_in():
     """At the cap a snake still in draws and one already out has lost; in squad a snake out
     whose squadmate lives is still in; solo scores the moves made."""
-    from nnue.train.targets import capped_targets
+    from training.targets import capped_targets
     from snake.diagram import from_ascii
 
     drawing = """
@@ -188,6 +188,6 @@ def _dies(task):
 def test_a_worker_that_dies_stops_the_run_instead_of_hanging():
     """A process pool waits for ever for the chunk of a worker that was killed; the run's
     pool stops with an error that says how to go on."""
-    from nnue.train.selfplay import _process_results
+    from training.selfplay import _process_results
     with pytest.raises(SystemExit, match="worker process died"):
         list(_process_results(["live", "die", "live"], 2, play=_dies))

@@ -13,8 +13,8 @@ from nnue.pool import AccumulatorPool
 from snake.board import MoveRequest, parse_request, state_to_request
 from snake.rules import is_game_over, play_turn
 from snake.rules import outcome_at_end
-from snake.sessions import SessionManager
-from snake.setup import new_game
+from snake.serving.sessions import SessionManager
+from snake.rules.start import new_game
 from snake.strategies import get_strategy
 
 
@@ -124,7 +124,7 @@ def test_idle_sessions_are_looked_for_at_most_once_a_second(network):
     """Every request asks for a sweep of the table; it is made at most once a second (a
     table of 10,000 sessions took 219 ms a sweep), so a session past its limit waits at
     most that much longer."""
-    from snake.sessions import SWEEP_EVERY
+    from snake.serving.sessions import SWEEP_EVERY
     clock = Clock()
     manager = SessionManager(AccumulatorPool(network), idle_limit=1, clock=clock)
     manager.start(start_request("a"))          # a sweep, at 0
@@ -437,7 +437,7 @@ def test_an_answer_the_engine_did_not_apply_was_late_whatever_latency_it_reports
     repeats our last move when our answer is late or lost) and reports latency 0: the turn
     counts as a late answer (twice the time left after our 300 ms). Had it applied ``up``,
     latency 0 would tell nothing."""
-    from snake.metrics import ENGINE_MISSED
+    from snake.observability.metrics import ENGINE_MISSED
     from snake.search.clock import MARGIN_SAFETY_MS
     for after, expected, missed in ((WENT_LEFT, 2 * 200 + MARGIN_SAFETY_MS, 1),
                                     (WENT_UP, None, 0)):
@@ -451,7 +451,7 @@ def test_no_missed_answer_when_the_engine_took_any_answer_of_the_turn_or_checks_
     """Turn 10 was asked twice (a retry) and answered ``up`` then ``left``: the engine
     taking ``left`` is no miss. A manager made with ``check_moves=False`` (requests replayed
     from games we did not play) never counts one."""
-    from snake.metrics import ENGINE_MISSED
+    from snake.observability.metrics import ENGINE_MISSED
     for check, answers in ((True, ("up", "left")), (False, ("up",))):
         counted = ENGINE_MISSED._value.get()
         nxt = _next_turn_after(SessionManager(None, check_moves=check), answers, WENT_LEFT)

@@ -16,7 +16,7 @@ from snake.board import Ruleset
 from snake.rules import STAGES
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("snake", "nnue")
+PACKAGES = ("snake", "nnue", "training")
 
 
 def _module_name(path: Path) -> str:
@@ -89,7 +89,7 @@ def test_the_import_graph_has_no_cycle():
     sources = project_modules()
     modules = set(sources)
     graph = {name: imports_of(name, path, modules) for name, path in sources.items()}
-    assert graph["snake.strategies"] >= {"snake.strategy", "snake.search.strategy"}   # the reader works
+    assert graph["snake.strategies"] >= {"snake.seed", "snake.search.strategy"}   # the reader works
     assert _find_cycle(graph) is None, " -> ".join(_find_cycle(graph))
 
 
@@ -98,13 +98,47 @@ def test_the_cycle_finder_finds_a_cycle():
     assert _find_cycle({"a": {"b"}, "b": set()}) is None
 
 
-def test_the_game_model_and_the_serving_path_import_no_training_code():
+#: The house's floors, from the ground up: a part imports only parts on its own floor or
+#: below (a module of ``snake`` is its subpackage, or itself at the top). What each part
+#: is: README.md, "What is here".
+FLOORS = (
+    ("snake.board", "snake.cli", "snake.progress"),           # the game model, small helpers
+    ("snake.rules",),                                            # the rules, the reference
+    ("snake.core", "snake.moves", "snake.floodfill", "snake.diagram"),  # their compiled twin
+    ("nnue", "snake.decision", "snake.conformance", "snake.perft"),    # NNUE inference
+    ("snake.evaluation", "snake.seed"),
+    ("snake.search", "snake.records"),
+    ("snake.strategies", "snake.observability"),
+    ("snake.serving", "snake.arena", "snake.explain"),
+    ("app", "training"),                                         # the service; the tools
+)
+
+
+def _part(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "snake" and len(parts) > 1 else parts[0]
+
+
+def test_every_part_imports_only_its_own_floor_or_below():
     sources = project_modules()
     modules = set(sources)
-    for name, path in sources.items():
-        if name.startswith("nnue.train"):
-            continue
-        assert not any(m.startswith("nnue.train") for m in imports_of(name, path, modules)), name
+    floor = {part: k for k, parts in enumerate(FLOORS) for part in parts}
+    assert {_part(m) for m in modules} - {"snake"} == set(floor), "a part on no floor"
+    upward = sorted(f"{name} -> {target}" for name, path in sources.items()
+                    for target in imports_of(name, path, modules)
+                    if target != "snake" and floor[_part(target)] > floor[_part(name)])
+    assert not upward, upward
+
+
+def test_the_serving_path_imports_neither_the_arena_nor_training():
+    sources = project_modules()
+    modules = set(sources)
+    serving = [m for m in modules if m == "app" or _part(m) in
+               ("snake.serving", "snake.observability", "snake.strategies", "snake.search",
+                "snake.evaluation", "snake.records", "nnue")]
+    for name in serving:
+        reached = imports_of(name, sources[name], modules)
+        assert not {m for m in reached if _part(m) in ("snake.arena", "training")}, name
     assert imports_of("snake.board", sources["snake.board"], modules) == set()
 
 
@@ -120,7 +154,7 @@ ONE_OWNER = {
     "turns_until_vacated": "snake/rules/occupancy.py",
     "is_game_over": "snake/rules/stages.py",
     "outcome": "snake/rules/results.py",
-    "random_move": "snake/strategy.py",
+    "random_move": "snake/seed.py",
     "Decision": "snake/decision.py",
     "N_FEATURES": "nnue/features.py",
 }

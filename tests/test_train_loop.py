@@ -1,4 +1,4 @@
-"""The learning loop (nnue.train.loop) on tiny sizes: two generations play, learn, are
+"""The learning loop (training.loop) on tiny sizes: two generations play, learn, are
 gated and reported; an interrupted loop resumes where it stopped."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("torch")
 
 from nnue.network import Network  # noqa: E402
-from nnue.train import loop  # noqa: E402
+from training import loop  # noqa: E402
 from snake.arena.stats import Score  # noqa: E402
 
 TINY = ["--games", "6", "--nodes", "60", "--chunk", "3", "--hidden", "8", "4", "--epochs", "1",
@@ -176,7 +176,7 @@ def test_a_loop_killed_in_a_stage_records_the_stage_time(tmp_path):
     import time
 
     directory = tmp_path / "L"
-    argv = [sys.executable, "-m", "nnue.train.loop", "--dir", str(directory), *TINY,
+    argv = [sys.executable, "-m", "training.loop", "--dir", str(directory), *TINY,
             "--generations", "1", "--gate-games", "400", "--no-futility"]
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     proc = subprocess.Popen(argv, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

@@ -6,7 +6,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from nnue.network import Network  # noqa: E402
-from nnue.train.model import NnueModel, all_moves_loss, make_optimisers, played_move_loss  # noqa: E402
+from training.model import NnueModel, all_moves_loss, make_optimisers, played_move_loss  # noqa: E402
 
 
 def test_loss_gradient_reaches_only_the_played_moves_output():

@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from nnue.network import Network  # noqa: E402
-from nnue.train import datagen, evaluate, export, fit  # noqa: E402
+from training import datagen, evaluate, export, fit  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ def test_an_export_that_computes_otherwise_is_refused(data_dir, tmp_path, monkey
     untransposed fits the shapes too, but moves a barely trained network's outputs too
     little to tell) changes what the network computes: the export is refused and the
     shipped file and manifest stay as they were."""
-    from nnue.train.model import NnueModel
+    from training.model import NnueModel
     run = tmp_path / "run"
     fit.fit(fit_args(data_dir, run, "--epochs", "1"))
     out = tmp_path / "weights" / "nnue.npz"
@@ -101,7 +101,7 @@ def test_resuming_a_run_that_stopped_early_changes_nothing(data_dir, tmp_path):
 def test_self_play_data_trains_every_move_and_exports(data_dir, tmp_path):
     """Self-play shards carry a target per move: the trainer learns all four outputs
     (``--loss auto``), its validation loss is every move's, and the export loads."""
-    from nnue.train import selfplay
+    from training import selfplay
 
     data = tmp_path / "sp"
     selfplay.main(["--out", str(data), "--games", "6", "--nodes", "60", "--chunk", "1",
@@ -170,11 +170,11 @@ def test_freeze_dense_trains_only_the_rows_the_data_touches(data_dir, tmp_path):
 
 
 def test_merge_joins_finished_chunks_of_several_runs(data_dir, tmp_path):
-    """``nnue.train.merge``: the finished chunks of two self-play runs (other seeds, other
+    """``training.merge``: the finished chunks of two self-play runs (other seeds, other
     turn caps) become one data directory the trainer and the exporter read; a chunk without
     its marker (cut short) is left out; mixing random games with self-play is refused."""
-    from nnue.train import merge, selfplay
-    from nnue.train.shards import load_meta, load_shard
+    from training import merge, selfplay
+    from training.shards import load_meta, load_shard
 
     def positions(paths):
         return sum(len(load_shard(p)) for p in paths)

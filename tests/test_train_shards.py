@@ -5,9 +5,9 @@ import json
 import numpy as np
 import pytest
 
-from nnue.train.datagen import generate, parse_args
+from training.datagen import generate, parse_args
 from nnue.features import block_name, block_of
-from nnue.train.shards import (PositionBuilder, Positions, ShardError, load_shard, load_split,
+from training.shards import (PositionBuilder, Positions, ShardError, load_shard, load_split,
                                save_shard)
 
 
@@ -105,7 +105,7 @@ def test_datagen_resumed_with_other_settings_or_more_games(tmp_path, monkeypatch
     """A run stopped before its end still refuses other settings (its settings are written
     before any game), so a game cannot land in two splits; a run given more --games plays
     its last chunk again in full instead of leaving the games past the old end out."""
-    from nnue.train import datagen
+    from training import datagen
     out = tmp_path / "d"
     args = ["--out", str(out), "--seed", "3", "--workers", "1", "--chunk", "20", "--quiet"]
     real = datagen.run_chunk
@@ -136,7 +136,7 @@ def test_a_chunk_played_again_has_no_marker_until_its_new_shards_are_whole(tmp_p
     before its shards are replaced, so a stop while they are written leaves a chunk that
     readers (``merge``) skip, not an old marker over new shards; finished, its marker
     names the new games."""
-    from nnue.train import shards
+    from training import shards
     out = tmp_path / "d"
     args = ["--out", str(out), "--seed", "3", "--workers", "1", "--chunk", "20", "--quiet",
             "--holdout", "0.4"]

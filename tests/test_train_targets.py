@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from snake.diagram import from_ascii
-from snake.strategy import random_move
-from nnue.train.datagen import data_game, record_game, snake_counts
-from nnue.train.targets import game_targets
+from snake.seed import random_move
+from training.datagen import data_game, record_game, snake_counts
+from training.targets import game_targets
 
 
 def finished(drawing, ruleset="standard", *, eliminated, squads=None, turn=12):

@@ -1,4 +1,4 @@
-"""Tuning a value head by the results of its games (nnue.train.tune): tiny runs on 7x7."""
+"""Tuning a value head by the results of its games (training.tune): tiny runs on 7x7."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from nnue.train.tune import MIN_SPREAD, MIN_TUNED_SPREAD, POINTS, gains, linear_head, main, signs
+from training.tune import MIN_SPREAD, MIN_TUNED_SPREAD, POINTS, gains, linear_head, main, signs
 from snake.arena.__main__ import main as arena_main
-from snake.core.control import MEASUREMENTS, N_MEASUREMENTS
-from snake.core.value_head import load_head
+from snake.evaluation.compiled.control import MEASUREMENTS, N_MEASUREMENTS
+from snake.evaluation.value_head import load_head
 
 
 def test_a_linear_head_adds_its_weighed_measurements_to_the_style_logit():

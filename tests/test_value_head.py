@@ -1,8 +1,8 @@
-"""The learned value head (snake.core.value_head) and its training (nnue.train.value_head).
+"""The learned value head (snake.evaluation.value_head) and its training (training.fit_head).
 
 The measurements the compiled search feeds the head are checked against a reference written
-here from their definition (snake.core.control.MEASUREMENTS) on the board-control reference
-of snake.search.evaluate, over the positions of tests/games.py; the compiled head against
+here from their definition (snake.evaluation.compiled.control.MEASUREMENTS) on the board-control reference
+of snake.evaluation.control, over the positions of tests/games.py; the compiled head against
 the numpy one; a search with a head against the positions it is for; the training command
 on a few arena records it plays itself.
 """
@@ -18,19 +18,19 @@ import pytest
 
 from snake import core
 from snake.arena.__main__ import main as arena_main
-from snake.core.control import MEASUREMENTS, N_MEASUREMENTS, control_value, workspace
+from snake.evaluation.compiled.control import MEASUREMENTS, N_MEASUREMENTS, control_value, workspace
 from snake.board import MoveRequest
-from snake.core.value_head import HeadError, ValueHead, load_head, measurements
+from snake.evaluation.value_head import HeadError, ValueHead, load_head, measurements
 from snake.diagram import from_ascii
 from snake.rules import MOVES, distance, fatal_reason, next_square, obstacles_after_move
-from snake.search.evaluate import board_control, control_values as reference_values, ownership
+from snake.evaluation.control import board_control, control_values as reference_values, ownership
 from snake.search.strategy import make_search_strategy, split_options
 
-from . import games
+from tests import games
 
 
 def reference_measurements(state, snake_id: str) -> list[float]:
-    """The definition of snake.core.control.MEASUREMENTS, on the readable board control."""
+    """The definition of snake.evaluation.compiled.control.MEASUREMENTS, on the readable board control."""
     control = board_control(state)
     area = state.board.width * state.board.height
     reach = state.board.width + state.board.height
@@ -49,7 +49,7 @@ def reference_measurements(state, snake_id: str) -> list[float]:
 
 
 def around_head(state, me, others) -> list[float]:
-    """The measurements of what lies around a head (snake.core.control.MEASUREMENTS)."""
+    """The measurements of what lies around a head (snake.evaluation.compiled.control.MEASUREMENTS)."""
     board, wraps = state.board, state.ruleset.wraps
     obstacles = obstacles_after_move(state, me)
 
@@ -259,8 +259,8 @@ def test_a_search_uses_its_head_only_where_it_was_trained(tmp_path):
 
 
 def test_results_of_a_record_and_the_split_by_game():
-    from nnue.train.value_head import record_results, split_games
-    from snake.arena.replay import Replay, result_line
+    from training.fit_head import record_results, split_games
+    from snake.records.replay import Replay, result_line
 
     def replay(boards, winner="", draw=False):
         turns = [{"board": {"snakes": [{"id": s} for s in board]}} for board in boards]
@@ -287,8 +287,8 @@ def test_results_of_a_record_and_the_split_by_game():
 def test_training_a_head_on_arena_records(tmp_path, capsys, monkeypatch):
     import torch
 
-    import nnue.train.value_head as training
-    from nnue.train.value_head import main as train_main
+    import training.fit_head as training
+    from training.fit_head import main as train_main
 
     monkeypatch.setattr(torch, "set_num_threads", lambda n: None)   # the test process's own
 

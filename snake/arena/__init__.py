@@ -6,12 +6,11 @@
 - :mod:`.scoring`  — win/draw/loss of each player in a game
 - :mod:`.stats`    — score, Wilson interval, Elo
 - :mod:`.report`   — totals and the printed tables
-- :mod:`.replay`   — the official CLI's JSONL game records
 - :mod:`.tally`    — records scored later, and ledgers of them
-- :mod:`.ending`   — how a snake's game ended, by the rules (cause, trapped, cut off)
 - :mod:`.postmortem` — what its search saw of a death
-- :mod:`.render`   — a replay as an HTML page to watch
 - :mod:`snake.progress` — the progress bar (shared with training)
+
+Game records (replays, endings, the HTML viewer) are :mod:`snake.records`.
 
 Run it with ``python -m snake.arena``; see docs/arena.md.
 """

@@ -20,16 +20,16 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..board import RULESETS, Settings
-from ..progress import Progress
-from ..setup import check_ruleset_on_map
-from .match import GameResult, play_game
-from .players import PlayerError, PlayerSpec, fetch_metadata, parse_players
-from .positions import load_positions
-from .replay import GAMES_LOG
-from .report import Totals, format_report, game_entry
-from .schedule import GameSpec, plan_games
-from .stats import sprt_bounds, sprt_llr, sprt_verdict
+from snake.board import RULESETS, Settings
+from snake.progress import Progress
+from snake.rules.start import check_ruleset_on_map
+from snake.arena.match import GameResult, play_game
+from snake.arena.players import PlayerError, PlayerSpec, fetch_metadata, parse_players
+from snake.arena.positions import load_positions
+from snake.records.replay import GAMES_LOG
+from snake.arena.report import Totals, format_report, game_entry
+from snake.arena.schedule import GameSpec, plan_games
+from snake.arena.stats import sprt_bounds, sprt_llr, sprt_verdict
 
 SIZES = {"small": 7, "medium": 11, "large": 19}
 NO_NETWORK = ("random", "floodfill")
@@ -254,7 +254,7 @@ def run(args: argparse.Namespace) -> int:
     # ``threads``, take only that share), unless the environment says otherwise.
     cores_before = os.environ.get("NUPPEPPOU_SEARCH_CORES")
     if not cores_before:
-        from ..search.strategy import available_cores
+        from snake.search.strategy import available_cores
         os.environ["NUPPEPPOU_SEARCH_CORES"] = str(max(1, available_cores() // parallel))
     try:
         if parallel == 1:
@@ -341,12 +341,12 @@ def _collect(result: GameResult, totals: Totals, results: list[GameResult], bar:
 def _check_setup(spec: GameSpec, settings: Settings) -> None:
     """Set up the first game once here, so a bad map or a board too small for the snakes
     is reported before any worker starts."""
-    from ..setup import make_ruleset, new_game
+    from snake.rules.start import make_ruleset, new_game
     new_game(make_ruleset(spec.ruleset, settings, version="arena"), spec.width, spec.height, list(spec.snake_ids),
              map=spec.map, rng=random.Random(spec.setup_seed), game_id=spec.game_id,
              squads=list(spec.squads) if spec.squads else None, timeout=spec.timeout)
 
 
 if __name__ == "__main__":
-    from ..cli import run_main
+    from snake.cli import run_main
     run_main(main)

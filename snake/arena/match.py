@@ -1,6 +1,6 @@
 """Play one arena game from a :class:`~snake.arena.schedule.GameSpec`.
 
-The game is played as the official engine plays it: set up by :func:`snake.setup.new_game`
+The game is played as the official engine plays it: set up by :func:`snake.rules.start.new_game`
 (or started from a position: :mod:`snake.arena.positions`),
 ``/start`` to every snake, then each turn every living snake is asked for its move (HTTP
 snakes concurrently, each with the game's timeout), and the moves are applied by
@@ -9,7 +9,7 @@ missing answer repeats the snake's previous move (``up`` on the first turn). Whe
 say the game is over (or at ``max_turns``, if set; or, with ``until_decided``, as soon as
 every player's result is settled: the living snakes all belong to one player, who has
 outlasted every other), ``/end`` goes to every snake, living or not, and the game is scored (:mod:`snake.arena.scoring`) and optionally written as a
-CLI-format replay (:mod:`snake.arena.replay`).
+CLI-format replay (:mod:`snake.records.replay`).
 
 Built-in snakes receive the same body an HTTP snake would, parsed by
 :func:`snake.board.parse_request` (one parse per turn, shared by the built-in seats), so
@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..board import Game, GameState, Settings, parse_request
-from . import scoring
-from .players import Answer, BuiltinSeat, HttpSeat, PlayerSpec
-from .replay import Replay, SnakeLook, game_object, request_body, result_line, write_replay
-from .schedule import GameSpec
+from snake.board import Game, GameState, Settings, parse_request
+from snake.arena import scoring
+from snake.arena.players import Answer, BuiltinSeat, HttpSeat, PlayerSpec
+from snake.records.replay import Replay, SnakeLook, game_object, request_body, result_line, write_replay
+from snake.arena.schedule import GameSpec
 
 
 @dataclass(slots=True)
@@ -88,8 +88,8 @@ def play_game(spec: GameSpec, players: Sequence[PlayerSpec], *, network: Any = N
     """Play one game to its end and score it. ``network`` is the built-in players'
     network, ``networks`` those of players with a file of their own (by file)."""
     networks = networks or {}
-    from ..rules import default_move, is_game_over, play_turn
-    from ..setup import make_ruleset, new_game
+    from snake.rules import default_move, is_game_over, play_turn
+    from snake.rules.start import make_ruleset, new_game
 
     setup_rng = random.Random(spec.setup_seed)
     ruleset = make_ruleset(spec.ruleset, settings, version="arena")

@@ -32,8 +32,8 @@ from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..board import MoveRequest
-from ..rules import MOVES
+from snake.board import MoveRequest
+from snake.rules import MOVES
 
 #: Colours of built-in players on rendered boards (HTTP snakes bring their own).
 BUILTIN_COLORS = {"random": "#9E9E9E", "floodfill": "#2E86DE", "seed": "#E80978"}
@@ -65,14 +65,14 @@ class PlayerSpec:
 
 
 def known_strategies() -> tuple[str, ...]:
-    from ..strategies import STRATEGIES
+    from snake.strategies import STRATEGIES
     return tuple(STRATEGIES)
 
 
 def _strategy_base(text: str, name: str) -> str:
     """The strategy a built-in player's name is made from: ``search`` for
     ``search[max_opponents=3]`` (options only on search strategies)."""
-    from ..search.strategy import VARIANTS, split_options
+    from snake.search.strategy import VARIANTS, split_options
     try:
         base, options = split_options(name)
     except ValueError as exc:
@@ -173,7 +173,7 @@ class BuiltinSeat:
 
     def __init__(self, strategy_name: str, *, network: Any = None, seed: int | None = None,
                  deadline_ms: float | None = None):
-        from ..strategies import get_strategy
+        from snake.strategies import get_strategy
         self.deadline_ms = deadline_ms
         self.strategy = get_strategy(strategy_name, network=network, seed=seed)
         self.accumulator = None

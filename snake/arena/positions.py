@@ -33,8 +33,8 @@ import zlib
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from ..board import RequestError, game_to_wire, parse_request
-from .replay import read_replay, records_in
+from snake.board import RequestError, game_to_wire, parse_request
+from snake.records.replay import read_replay, records_in
 
 
 class PositionError(ValueError):
@@ -151,5 +151,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from ..cli import run_main
+    from snake.cli import run_main
     run_main(main)

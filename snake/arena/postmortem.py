@@ -4,7 +4,7 @@ The tally says how a snake died (the cause by the rules, and whether it was trap
 move of its own lived through the others' moves); with four snakes most deaths are traps,
 so what lost the game was played some moves earlier. For each game record in which the
 record's ``you`` (the arena's first player) lost by dying, this replays the death through
-the rules (:func:`snake.arena.ending.how_it_died`: the cause, the snake that eliminated it)
+the rules (:func:`snake.records.ending.how_it_died`: the cause, the snake that eliminated it)
 and searches again the positions of its last ``--moves`` moves with a search strategy
 (default ``search``, today's default: a record played by another search is best looked at
 again with that one, ``--strategy search-joint`` say, and a duel played before the
@@ -12,7 +12,7 @@ default's value head, 2026-11-27, with ``--strategy "search[value_head=none]"``)
 at ``--nodes`` nodes a move (10,000, as the arena screens play) and given the longest
 timeout a request may have, so that the view depends on the nodes only. Each row: the
 turn, the search's score, its depth and why it stopped, the opponents it searched and how,
-those it played cheaply (:mod:`snake.search.state`), and whether the snake that killed it
+those it played cheaply (:mod:`snake.search.plan`), and whether the snake that killed it
 was among the searched ones.
 
 A *proven* loss is proven under the search's model of the others: the searched opponents
@@ -32,7 +32,7 @@ it neither shows nor hides what the search saw. The summary says, per death:
   (:func:`sealed_by_food`): the search cannot foresee food, so such a loss was not there to
   be seen;
 - for a snake whose health ran out, whether board control's partition gave it a food
-  within reach after its last meal (:func:`snake.arena.ending.food_it_had`): food it let
+  within reach after its last meal (:func:`snake.records.ending.food_it_had`): food it let
   go, or food it was beaten to; and the search's score of the last position with one: a
   snake that starved in a position already lost (far behind, or proven lost) lost the
   game earlier than its hunger.
@@ -52,15 +52,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from ..board import parse_request, state_to_request
-from ..rules import OUT_OF_HEALTH, apply_rules
-from ..search.result import SearchResult
-from ..search.state import PROVEN
-from ..search.strategy import VARIANTS, make_search_strategy, split_options
-from .replay import Replay, ReplayError, read_replay
-from .ending import (CutOff, Death, Hunger, cut_off, cut_off_text, fell_in_draw, food_it_had,
-                     how_it_died, how_text, hunger_text, recorded_moves)
-from .tally import record_files
+from snake.board import parse_request, state_to_request
+from snake.rules import OUT_OF_HEALTH, apply_rules
+from snake.decision import SearchResult
+from snake.search.plan import PROVEN
+from snake.search.strategy import VARIANTS, make_search_strategy, split_options
+from snake.records.replay import Replay, ReplayError, read_replay
+from snake.records.ending import (CutOff, Death, Hunger, cut_off, cut_off_text, fell_in_draw,
+                                  food_it_had, how_it_died, how_text, hunger_text, recorded_moves,
+                                  seen_lost_from)
+from snake.arena.tally import record_files
 
 #: The longest ``game.timeout`` a request may carry (ms): the re-searches stop on nodes.
 LONGEST_TIMEOUT = 60_000
@@ -136,21 +137,6 @@ class Postmortem:
         choices = self.open_choices()[:1] if last_only else self.open_choices()
         return bool(killer) and any(v.search is not None and killer in v.search.cheap
                                     for v in choices)
-
-
-def seen_lost_from(positions: Iterable[tuple[bool, bool]]) -> int | None:
-    """For positions nearest the death first, each (forced, proven lost): the index of the
-    earliest one of the unbroken run of proven losses with a choice that ends at the death
-    (forced positions are no choice and are skipped); ``None`` when the nearest position
-    with a choice was not proven lost."""
-    found = None
-    for index, (forced, lost) in enumerate(positions):
-        if forced:
-            continue
-        if not lost:
-            break
-        found = index
-    return found
 
 
 def score_text(view: PositionView) -> str:
@@ -397,5 +383,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from ..cli import run_main
+    from snake.cli import run_main
     run_main(main)

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from .match import GameResult, Timing
-from .players import PlayerSpec
-from .replay import GAMES_LOG
-from .scoring import DRAW, LOSS, WIN
-from .stats import Score, percentile
+from snake.arena.match import GameResult, Timing
+from snake.arena.players import PlayerSpec
+from snake.records.replay import GAMES_LOG
+from snake.arena.scoring import DRAW, LOSS, WIN
+from snake.arena.stats import Score, percentile
 
 
 def game_entry(result: GameResult, players: Sequence[PlayerSpec]) -> dict:

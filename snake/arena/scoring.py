@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from ..board import GameState
+from snake.board import GameState
 
 WIN, DRAW, LOSS = "win", "draw", "loss"
 

@@ -48,10 +48,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .ending import how_it_died
-from .replay import Replay, ReplayError, open_text, read_replay
-from .report import read_game_entries
-from .stats import Score, t95
+from snake.records.ending import how_it_died
+from snake.records.replay import Replay, ReplayError, open_text, read_replay
+from snake.arena.report import read_game_entries
+from snake.arena.stats import Score, t95
 
 #: Turns at which lengths are compared.
 LENGTH_TURNS = (50, 100, 200, 300)
@@ -663,5 +663,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from ..cli import run_main
+    from snake.cli import run_main
     run_main(main)

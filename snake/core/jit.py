@@ -4,7 +4,7 @@
 **Why a cache folder of our own.** numba checks a cached function against its own source
 file only (numba 0.68): a function that calls one defined in another file, or reads
 another file's constants, is loaded from the cache unchanged after that other file has
-changed. So an edit of ``control.py`` left the search (``search.py``) evaluating with the
+changed. So an edit of board control (``evaluation/compiled/control.py``) left the search (``search/compiled/tree.py``) evaluating with the
 old code, silently, until its own file changed too; a checkout updated in place would
 serve the old search the same way. Here the cache lives in a folder named by a digest of
 every project file compiled code is built from (:data:`SOURCES`): a change in any of them
@@ -44,12 +44,16 @@ JIT = dict(cache=True, nogil=True)
 #: (``tests/test_jit.py`` derives the list from the imports and checks it).
 SOURCES = (
     "nnue/__init__.py", "nnue/feature_transformer.py", "nnue/features.py", "nnue/layers.py",
-    "snake/__init__.py", "snake/board.py", "snake/maps.py",
-    "snake/core/__init__.py", "snake/core/clock.py", "snake/core/control.py",
-    "snake/core/jit.py", "snake/core/occupancy.py", "snake/core/search.py",
+    "snake/__init__.py", "snake/board.py",
+    "snake/core/__init__.py", "snake/core/jit.py", "snake/core/occupancy.py",
     "snake/core/state.py", "snake/core/step.py",
-    "snake/rules/__init__.py", "snake/rules/geometry.py", "snake/rules/occupancy.py",
-    "snake/rules/results.py", "snake/rules/stages.py",
+    "snake/evaluation/__init__.py", "snake/evaluation/compiled/__init__.py",
+    "snake/evaluation/compiled/control.py", "snake/evaluation/compiled/network.py",
+    "snake/rules/__init__.py", "snake/rules/geometry.py", "snake/rules/maps.py",
+    "snake/rules/occupancy.py", "snake/rules/results.py", "snake/rules/stages.py",
+    "snake/search/__init__.py", "snake/search/compiled/__init__.py",
+    "snake/search/compiled/table.py", "snake/search/compiled/timer.py",
+    "snake/search/compiled/tree.py",
 )
 
 #: Days after which another digest's folder, not used since, is removed (the

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from numba import njit
 
-from .jit import JIT
-from .state import (ALIVE, G_ALLOW_BODY, G_CAUSE, G_CONSTRICTOR, G_DAMAGE, G_FOOD_AT,
+from snake.core.jit import JIT
+from snake.core.state import (ALIVE, G_ALLOW_BODY, G_CAUSE, G_CONSTRICTOR, G_DAMAGE, G_FOOD_AT,
                     G_HAZARD_AT, G_HEALTH, G_HEIGHT, G_LENGTH, G_N, G_OCC, G_PIPELINE, G_PW,
                     G_SQUAD, G_WIDTH, G_WRAPS, S_N_HAZARDS, SQUAD)
-from .step import default_move, next_cell, segment
+from snake.core.step import default_move, next_cell, segment
 
 
 @njit(**JIT)
@@ -112,7 +112,7 @@ def candidate_moves(g, s, i, out):
 @njit(**JIT)
 def cheap_move(g, s, i, scratch):
     """The one move of a snake the search does not branch on: straight ahead if that is a
-    candidate, else the first candidate (the reference's ``snake.search.state.cheap_move``)."""
+    candidate, else the first candidate (the reference's ``snake.search.plan.cheap_move``)."""
     count = candidate_moves(g, s, i, scratch)
     straight = default_move(g, s, i)
     for k in range(count):

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..board import Board, GameState, Point, Snake
-from ..rules import stages
+from snake.board import Board, GameState, Point, Snake
+from snake.rules import stages
 
 # --- the game's constants: indices into ``g`` -----------------------------------------
 G_WIDTH, G_HEIGHT, G_PW, G_CELLS, G_N, G_CAPACITY, G_MASK = 0, 1, 2, 3, 4, 5, 6

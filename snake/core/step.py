@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .jit import JIT
-from .state import (ALIVE, BODY, G_ALLOW_BODY, G_BODY, G_BY, G_CAPACITY, G_CAUSE, G_CELLS,
+from snake.core.jit import JIT
+from snake.core.state import (ALIVE, BODY, G_ALLOW_BODY, G_BODY, G_BY, G_CAPACITY, G_CAUSE, G_CELLS,
                     G_DAMAGE, G_FOOD, G_FOOD_AT, G_HAZARD_AT, G_HAZARDS, G_HEALTH, G_HEIGHT,
                     G_HP, G_LENGTH, G_MASK, G_N, G_OCC, G_ON_TURN, G_PIPELINE, G_PW,
                     G_SHARED_ELIMINATION, G_SHARED_HEALTH, G_SHARED_LENGTH, G_SHRINK_EVERY,

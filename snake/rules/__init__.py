@@ -8,16 +8,16 @@
 - :mod:`.results`: win, draw or loss for a snake in a finished game.
 
 The game model they act on is :mod:`snake.board`; map stages (food spawning, map hazards)
-are :mod:`snake.maps`. Nothing outside this package moves a snake, decides a collision or
+are :mod:`snake.rules.maps`. Nothing outside this package moves a snake, decides a collision or
 feeds one.
 """
 
-from .geometry import DELTAS, MOVES, distance, last_move, neighbour_table, next_square, step
-from .occupancy import (BODY, NECK, NEVER, WALL, HazardCopies, candidate_moves, dies_of_health,
+from snake.rules.geometry import DELTAS, MOVES, distance, last_move, neighbour_table, next_square, step
+from snake.rules.occupancy import (BODY, NECK, NEVER, WALL, HazardCopies, candidate_moves, dies_of_health,
                         fatal_reason, obstacles_after_move, passes_through,
                         removed_before_collisions, segments_after_move, turns_until_vacated)
-from .results import END_AFTER_FINAL, final_turn_at_end, finished_at_end, outcome, outcome_at_end
-from .stages import (BODY_COLLISION, GAME_OVER, HAZARD, HEAD_COLLISION, MAX_HEALTH,
+from snake.rules.results import END_AFTER_FINAL, final_turn_at_end, finished_at_end, outcome, outcome_at_end
+from snake.rules.stages import (BODY_COLLISION, GAME_OVER, HAZARD, HEAD_COLLISION, MAX_HEALTH,
                      OUT_OF_HEALTH, SELF_COLLISION, SQUAD_ELIMINATED, STAGES, WALL_COLLISION,
                      Turn, apply_rules, default_move, is_game_over, play_turn, plays_solo)
 

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:   # annotations only: the game model imports nothing from the rules
-    from ..board import GameState, Point
+    from snake.board import GameState, Point
 
 #: The four moves, in the order that breaks ties and lays out the network's outputs.
 MOVES: tuple[str, ...] = ("up", "down", "left", "right")

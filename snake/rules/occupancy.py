@@ -29,10 +29,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Mapping, Sequence
 
-from .geometry import MOVES, next_square
+from snake.rules.geometry import MOVES, next_square
 
 if TYPE_CHECKING:
-    from ..board import GameState, Point, Ruleset, Snake
+    from snake.board import GameState, Point, Ruleset, Snake
 
 #: :func:`turns_until_vacated` of a segment that never leaves (constrictor rulesets).
 NEVER = 1 << 30

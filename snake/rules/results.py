@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..board import GameState, Snake
-from .stages import GAME_OVER, is_game_over, plays_solo
+from snake.board import GameState, Snake
+from snake.rules.stages import GAME_OVER, is_game_over, plays_solo
 
 
 def outcome(state: GameState, snake_id: str) -> str:

@@ -54,7 +54,7 @@ A turn (:data:`STAGES` gives each ruleset's pipeline; the engine's stage names a
     outside the zone. This turn's damage used the old hazards.
 
 Everything above is :func:`apply_rules` (the vectors' ``after_rules``). :func:`play_turn`
-adds the map stage (food spawning, map hazards: :mod:`snake.maps`) and ``turn`` + 1.
+adds the map stage (food spawning, map hazards: :mod:`snake.rules.maps`) and ``turn`` + 1.
 Rulesets this engine does not know are played as ``standard``.
 
 Eliminated snakes stay in ``board.snakes`` with their body as it was when they died,
@@ -68,9 +68,9 @@ import random
 from collections import Counter
 from typing import Callable, Mapping
 
-from ..board import Board, GameState, Point, Ruleset, Snake
-from ..maps import get_map, is_royale_shrink_turn, royale_shrink
-from .geometry import DELTAS, last_move
+from snake.board import Board, GameState, Point, Ruleset, Snake
+from snake.rules.maps import get_map, is_royale_shrink_turn, royale_shrink
+from snake.rules.geometry import DELTAS, last_move
 
 # Elimination causes, as the engine spells them.
 WALL_COLLISION = "wall-collision"

@@ -1,15 +1,19 @@
 """Search: look ahead within the time budget (docs/search.md).
 
-- :mod:`.state`: the search's view of the game (searched snakes, cheap moves for the others,
-  exact terminal values; every turn is played by :func:`snake.rules.apply_rules`);
-- :mod:`.evaluate`: board-control (Voronoi) and NNUE evaluators;
-- :mod:`.alphabeta`: paranoid alpha-beta with iterative deepening, the readable search;
-- :mod:`.compiled`: the adapter of the compiled alpha-beta (:mod:`snake.core.search`);
+The readable search, the reference:
+
+- :mod:`.plan`: the search's view of the game (which snakes are searched, cheap moves for
+  the others, exact terminal values; every turn is played by :func:`snake.rules.apply_rules`);
+- :mod:`.alphabeta`: paranoid alpha-beta with iterative deepening;
 - :mod:`.clock`: deadline and node budget;
-- :mod:`.result`: what a search returns;
+- :mod:`.last_chance`: a root rule for a position proved lost this turn.
+
+Its compiled twin, the search the service plays: :mod:`.compiled` (tree, table, threads).
+Positions are valued by :mod:`snake.evaluation`; a search answers a
+:class:`snake.decision.SearchResult`.
+
 - :mod:`.strategy`: :class:`SearchStrategy`, its variants (:data:`VARIANTS`) and
   :func:`make_search_strategy`; the registry :mod:`snake.strategies` offers them by name.
 
-The package imports none of them, so a module may use one part (the result type, say)
-without loading the rest.
+The package imports none of them, so a module may use one part without loading the rest.
 """

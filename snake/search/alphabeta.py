@@ -15,7 +15,7 @@ their cheap moves. The tree is then the sum of the opponents' moves wide, not th
 product, so with three opponents it goes deeper; what it gives up is two opponents closing
 in together within one turn.
 
-Values are from ``you``'s view: exact terminal values (:func:`~snake.search.state.terminal_value`,
+Values are from ``you``'s view: exact terminal values (:func:`~snake.search.plan.terminal_value`,
 a win or a loss outranks every evaluation) or the evaluator's value at depth 0.
 
 Iterative deepening searches 1, 2, 3 ... turns deep until the budget runs out; the
@@ -42,11 +42,11 @@ import itertools
 import time
 from typing import Any
 
-from ..board import GameState
-from .clock import Budget, SearchTimeout
-from .result import SearchResult
-from ..rules import apply_rules, candidate_moves, obstacles_after_move
-from .state import PROVEN, SnakePlan, cheap_move, living, terminal_value
+from snake.board import GameState
+from snake.search.clock import Budget, SearchTimeout
+from snake.decision import SearchResult
+from snake.rules import apply_rules, candidate_moves, obstacles_after_move
+from snake.search.plan import PROVEN, SnakePlan, cheap_move, living, terminal_value
 
 INF = float("inf")
 MAX_DEPTH = 64

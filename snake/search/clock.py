@@ -18,7 +18,7 @@ reproducible, which is what tests use.
 (the network both ways, the wait for a worker thread) is measured in every game: the engine
 reports in each request how long our previous answer took from its side (``latency``), and
 the server knows how long it spent on it, so the difference is that turn's overhead
-(:mod:`snake.sessions` keeps the last :data:`OVERHEAD_TURNS` of a game). Once a game has
+(:mod:`snake.serving.sessions` keeps the last :data:`OVERHEAD_TURNS` of a game). Once a game has
 one, its margin is :func:`adaptive_margin_ms`, the largest recent overhead plus
 :data:`MARGIN_SAFETY_MS`, when that is more than the configured margin: the margin only
 grows, so a snake far from the engine stops in time where the fixed margin would answer

@@ -31,11 +31,11 @@ import itertools
 import time
 from dataclasses import dataclass
 
-from ..board import GameState, Snake
-from ..moves import filter_moves
-from ..rules import (MOVES, apply_rules, candidate_moves, distance, obstacles_after_move,
+from snake.board import GameState, Snake
+from snake.moves import filter_moves
+from snake.rules import (MOVES, apply_rules, candidate_moves, distance, obstacles_after_move,
                      passes_through)
-from .state import WIN, cheap_move
+from snake.search.plan import WIN, cheap_move
 
 #: The score of a search whose every move loses on this turn (a loss at ply 1).
 LOST_THIS_TURN = -(WIN - 1)

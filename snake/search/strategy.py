@@ -21,24 +21,25 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..board import MoveRequest
-from ..decision import Decision
-from ..strategy import SeedStrategy
-from .alphabeta import MAX_DEPTH, AlphaBeta
-from .clock import DEFAULT_MARGIN_MS, Budget, think_time_ms
-from .evaluate import BoardControlEvaluator, NnueEvaluator
-from .result import SearchResult
-from .compiled import DEFAULT_TABLE_MB, CompiledAlphaBeta, warm_up
-from .last_chance import LOST_THIS_TURN, last_chance
-from .state import plan_snakes
-from ..core import EncodeError
-from ..core.control import STYLES
-from ..core.value_head import ValueHead, board_of, load_head
+from snake.board import MoveRequest
+from snake.decision import Decision
+from snake.seed import SeedStrategy
+from snake.search.alphabeta import MAX_DEPTH, AlphaBeta
+from snake.search.clock import DEFAULT_MARGIN_MS, Budget, think_time_ms
+from snake.evaluation.control import BoardControlEvaluator
+from snake.evaluation.network import NnueEvaluator
+from snake.decision import SearchResult
+from snake.search.compiled.alphabeta import DEFAULT_TABLE_MB, CompiledAlphaBeta, warm_up
+from snake.search.last_chance import LOST_THIS_TURN, last_chance
+from snake.search.plan import plan_snakes
+from snake.core import EncodeError
+from snake.evaluation.compiled.control import STYLES
+from snake.evaluation.value_head import ValueHead, board_of, load_head
 
 #: the one search algorithm (paranoid alpha-beta); kept as an option for the configuration
 ALGORITHMS = ("alphabeta",)
 #: ``python``: snake.search (readable, every evaluator); ``compiled``: the
-#: compiled core (snake.core.search: alpha-beta with board control, no GIL).
+#: compiled core (snake.search.compiled.tree: alpha-beta with board control, no GIL).
 ENGINES = ("python", "compiled")
 EVALUATORS = ("voronoi", "nnue", "auto")
 #: How the searched opponents answer your move: ``joint`` (every combination of their
@@ -51,7 +52,7 @@ DEFAULT_REACH = 6
 #: Searches run at once per process (the GIL gives a process one core at most): beyond
 #: this, a move is answered by the seed step at once. Measured in docs/server.md.
 DEFAULT_MAX_CONCURRENT = 2
-#: The default's value head for games begun as duels (:mod:`snake.core.value_head`): board
+#: The default's value head for games begun as duels (:mod:`snake.evaluation.value_head`): board
 #: control's value corrected by weights tuned by play (SPSA, docs/training.md), shipped
 #: beside the network and described in its manifest (``MANIFEST.json``, ``value_head``);
 #: ``search[value_head=none]`` is the default without it.
@@ -119,7 +120,7 @@ class SearchStrategy:
     ``auto`` (``nnue`` when a network is given). ``margin_ms``: subtracted from
     ``game.timeout``; ``think_ms`` overrides the thinking time altogether (``None``: from the
     timeout). ``max_nodes``: a node limit (reproducible searches). ``max_opponents`` /
-    ``reach``: which opponents are searched (:func:`snake.search.state.plan_snakes`;
+    ``reach``: which opponents are searched (:func:`snake.search.plan.plan_snakes`;
     ``reach=None``: the nearest ``max_opponents``, however far).
     ``max_concurrent``: searches this strategy runs at once (per process); a move that
     arrives while that many are running is answered by the seed step without searching,
@@ -133,16 +134,16 @@ class SearchStrategy:
     ``last_chance``: when the search proves that every move can be killed this turn, play
     the move that survives the most replies (:mod:`snake.search.last_chance`).
     ``replies``: ``joint`` or ``best`` (:data:`REPLIES`). ``style``: board control's
-    weights (compiled engine; :data:`snake.core.control.STYLES`); ``multi_style``: the
+    weights (compiled engine; :data:`snake.evaluation.compiled.control.STYLES`); ``multi_style``: the
     weights while three snakes or more are alive (``None``: ``style`` throughout).
-    ``value_head``: a learned value head or its file (:mod:`snake.core.value_head`,
+    ``value_head``: a learned value head or its file (:mod:`snake.evaluation.value_head`,
     compiled engine) that values the leaves from board control's measurements in the
     positions it was trained for: the number of living snakes at the root, the board
     (ruleset and size) and the number of snakes the game began with
     (``request.began_with``) it names, valued with the style it was trained with (a head
     this search would never use is refused).
     ``threads``: the most threads one compiled search uses (lazy SMP:
-    :func:`snake.core.search.run`), its helpers only on cores no other search holds
+    :func:`snake.search.compiled.threads.run`), its helpers only on cores no other search holds
     (:meth:`search_threads`); a node-limited search uses one."""
 
     def __init__(self, network: Any | None = None, *, name: str = "search",

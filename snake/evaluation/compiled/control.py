@@ -1,0 +1,695 @@
+"""Board control, compiled: the twin of the board-control evaluator of
+:mod:`snake.evaluation.control` (``board_control`` and ``control_values``), whose docstring
+states the definition; that Python version is the test reference (tests/test_core_control.py).
+
+A simultaneous breadth-first search from every living head, layer by layer, the longer
+snakes claiming first (ties in board order): a square reached first by one snake is its, one
+reached on the same move by an equally long one is contested (no one's) and stops expanding;
+a body square is free from the move its segment has left it (segment ``k`` of a body of
+length ``L`` after ``L - k`` moves, never in constrictor); hazard squares count 1/4.
+
+**How.** Sets of squares are bitboards (bit ``y * width + x``; ``W`` 64-bit words), so that a
+move of the search costs a few word operations per snake rather than a branch per square:
+a queue-based search branches on every neighbour, which the processor mispredicts on every
+new position (and the leaves of a search are new positions); it was about twice as slow on
+11x11 (``python -m bench.control`` measures on positions it cannot learn). On move ``d``
+snake ``i`` reaches ``R = neighbours(front) & unclaimed & free``; in claiming order
+(longest first) it claims ``R`` minus what was claimed earlier on this move, and contests
+what an equally long snake claimed earlier on this move (equal lengths are neighbours in
+the order), which that snake then loses. The neighbours are four shifts (by one square,
+masked so as not to run into the next row, and by a row), plus four across the edges when
+the board wraps; only the words around a front's are computed (all of them on a wrapping
+board). Squares are counted in quarters (a square 4, a hazard 1), so sums are exact.
+
+**The workspace**, one ``int64`` array made once per search by :func:`workspace` and reused
+at every leaf, so that an evaluation allocates nothing (the bitboards are a ``uint64`` view
+of it): by padded cell, the move from which a body square is free and each square's bit
+(geometry); the board's sets (its squares, those not in the first or last column, the first
+and last column and row: geometry, filled by :func:`workspace`) and the per-call sets
+(unclaimed, blocked by bodies, free to claim on this move, hazards, food, claimed on this
+move, by the current group of equal lengths, contested then, contested ever); per snake
+its front, its claims on this move and all it owns; per snake the squares it owns (in
+quarters), the move of the first food it claimed (-1 none), the claiming order, and the
+words its front lies in; then the style's weights (in millionths), scratch for a snake's
+:data:`MEASUREMENTS` (float64) and a learned value head (its hidden size, 0 for none, and
+its weights: :func:`workspace`). Every set has zero words on either side, so that a
+shifted word is read without a bounds check.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, types
+from numba.core.extending import intrinsic
+
+from snake.core.jit import JIT
+from snake.core.occupancy import blocked, on_board
+from snake.core.state import (ALIVE, G_BODY, G_CAPACITY, G_CAUSE, G_CELLS, G_CONSTRICTOR, G_FOOD,
+                    G_HAZARDS, G_HEALTH, G_HEIGHT, G_HP, G_LENGTH, G_MASK, G_N, G_PW, G_WIDTH,
+                    G_WRAPS, S_N_FOOD, S_N_HAZARDS)
+from snake.core.step import next_cell, segment
+
+
+#: The values lie in ``[-LIMIT, LIMIT]``; a snake that is not alive gets ``-LIMIT``.
+LIMIT = 0.999
+#: :func:`ownership` of a contested square.
+CONTESTED = -2
+
+# Per padded cell: the move a body square is free from, the square's bit.
+_FREE, _BIT, _CELL_ARRAYS = range(3)
+# The board's sets, then the per-call sets.
+(_BOARD, _NOT_COL0, _NOT_COLL, _COL0, _COLL, _ROW0, _ROWT, _UNCLAIMED, _BLOCKED, _AVAIL,
+ _HAZ, _FOODS, _CLAIMED, _GROUP, _CONT, _CONTESTED, _SETS) = range(17)
+# Per-snake sets, then per-snake numbers.
+_FRONT, _NEW, _OWN, _SNAKE_SETS = range(4)
+_QUARTERS, _FOOD_D, _ORDER, _LO, _HI, _NUMBERS = range(6)
+# The value's weights (a style), after the per-snake numbers, in millionths.
+(_W_CONTROL, _W_LENGTH, _W_CRAMPED, _W_FOOD, _FOOD_HEALTH, _W_HUNT, _W_HUNGER,
+ _STYLE_FIELDS) = range(8)
+_MILLION = 1_000_000.0
+
+#: What a learned value head (:mod:`snake.evaluation.value_head`) reads of a living snake, from
+#: the partition: the style's value; the squares it owns, the most another owns and all the
+#: others own (fractions of the board); its length lead over the longest other, as the
+#: style counts it (``tanh(lead / 3)``) and plain (``lead / 10``); how cramped it is
+#: (``1 - squares / length`` when positive); health / 100; the moves to the nearest food it
+#: owns / (width + height) (1 with none), whether it owns none, whether its health runs out
+#: before it gets there; the other living snakes / 3; its length / board area (the game's
+#: phase); the others at least as long / 3. Then what lies around its head, which the
+#: partition does not see (every other living snake is an "other", as above): its moves that
+#: are not certain death / 4 (``snake.rules.occupancy.fatal_reason``), those of them next to
+#: the head of another at least as long (a head-to-head it loses or draws) / 4, the shorter
+#: others whose heads are within 2 moves of its own (a head-to-head it could win) / 3, the
+#: board distance to the nearest head of another at least as long / (width + height) (1 with
+#: none), and whether the square of its last segment is its own in the partition (its head's
+#: square counts as its own): a tail it can follow.
+MEASUREMENTS = ("value", "own", "most", "others", "lead_tanh", "lead", "cramped", "health",
+                "food", "no_food", "short_of_food", "opponents", "length", "longer",
+                "moves", "risky", "prey", "threat", "tail")
+N_MEASUREMENTS = len(MEASUREMENTS)
+# After the style: scratch for the measurements (float64), then a learned value head's
+# hidden size (0: none) and its weights (:func:`workspace`).
+_MEASURED = _STYLE_FIELDS
+_HEAD_HIDDEN = _MEASURED + N_MEASUREMENTS
+
+#: Styles of play: the weights of the value's terms (module docstring of
+#: :mod:`snake.evaluation.control` for the default's formula). ``default`` is board control as
+#: the Python evaluator defines it; the others are the arena's opponents (docs/arena.md),
+#: and ``hungry`` is the default search's weights with three snakes or more.
+#: Fields: board control, length lead, cramped (fewer squares than length), distance to
+#: food, the health below which food distance counts, hunting (how cramped the most
+#: cramped shorter opponent is), and hunger (owning no food, how near its health comes to
+#: the distance to the nearest food anyone may take: :data:`HUNGER_MARGIN`). (Issue 14
+#: also tried a stray-food pull at any health, with a food margin, which lost its screens,
+#: and a roomier "cramped", never screened; both were deleted: docs/arena.md.)
+STYLES: dict[str, tuple[float, ...]] = {
+    "default": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0, 0.0),
+    "grower": (0.5, 0.6, 0.4, 0.15, 101.0, 0.0, 0.0),
+    "hunter": (0.5, 0.35, 0.4, 0.1, 50.0, 0.4, 0.0),
+    "space": (1.0, 0.1, 0.4, 0.1, 50.0, 0.0, 0.0),
+    # the default search's weights with three snakes or more: the grower's, and hungry
+    "hungry": (0.5, 0.6, 0.4, 0.15, 101.0, 0.0, 0.5),
+}
+#: A hungry style's margin, in moves of health: owning no food, its value falls by
+#: ``hunger * min(1, (margin - (health - d)) / margin)`` once its health is within the
+#: margin of ``d``, the board distance from its head to the nearest food. Such a snake has
+#: fallen behind (every food nearer to another snake, or contested by one as long), and
+#: the plain value, which counts only food it owns, would let it starve with food on the
+#: board (docs/arena.md).
+HUNGER_MARGIN = 25.0
+#: A hungry style's values beyond ``±SOFT`` are squashed smoothly into ``±LIMIT`` rather
+#: than clamped: the positions where hunger matters are the desperate ones, where the
+#: clamp would leave every leaf at ``-LIMIT`` and every move alike (the order of values is
+#: kept; within ``±SOFT`` nothing changes).
+SOFT = 0.9
+
+_ONE, _ZERO, _63 = np.uint64(1), np.uint64(0), np.uint64(63)
+
+
+def food_health(style: str) -> float:
+    """The health below which ``style`` counts the distance to the food it owns (above
+    100: at any health)."""
+    return STYLES[style][_FOOD_HEALTH]
+
+
+def hunger(style: str) -> float:
+    """How much ``style`` counts, owning no food, the distance to the nearest food as its
+    health comes within :data:`HUNGER_MARGIN` of it (0: not at all)."""
+    return STYLES[style][_W_HUNGER]
+
+
+@intrinsic
+def _popcount(typingctx, x):
+    """The set bits of a ``uint64`` (the processor's instruction)."""
+    if x != types.uint64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+    return types.uint64(types.uint64), codegen
+
+
+# ---------------------------------------------------------------------------------------
+# The workspace's layout
+
+
+@njit(**JIT)
+def _words(g):
+    return (g[G_WIDTH] * g[G_HEIGHT] + 63) >> 6
+
+
+@njit(**JIT)
+def _pad(g):
+    """Zero words on either side of a set: more than the longest shift (a row, or across
+    the board when it wraps) spans."""
+    longest = g[G_WIDTH] * g[G_HEIGHT] if g[G_WRAPS] else g[G_WIDTH]
+    return (longest >> 6) + 2
+
+
+@njit(**JIT)
+def _set(g, which):
+    """Where word 0 of the board's or per-call set ``which`` lies."""
+    stride = _words(g) + 2 * _pad(g)
+    return _CELL_ARRAYS * g[G_CELLS] + which * stride + _pad(g)
+
+
+@njit(**JIT)
+def _snake_set(g, which, i):
+    """Where word 0 of snake ``i``'s set ``which`` lies."""
+    return _set(g, _SETS + which * g[G_N] + i)
+
+
+@njit(**JIT)
+def _number(g, which):
+    """Where the per-snake numbers ``which`` start."""
+    return _set(g, _SETS + _SNAKE_SETS * g[G_N]) - _pad(g) + which * g[G_N]
+
+
+def workspace(g: np.ndarray, style: str = "default", head: np.ndarray | None = None) -> np.ndarray:
+    """A scratch array for the game ``g`` (module docstring), with the board's geometry
+    filled in and the value's weights of ``style`` (:data:`STYLES`): made once per search,
+    reused by every evaluation (one per thread). ``head``: a learned value head's weights
+    in millionths (:meth:`snake.evaluation.value_head.ValueHead.fields`: its hidden size, whether
+    it is residual, then its layers); the value is then the head's output on the
+    :data:`MEASUREMENTS`."""
+    width, height, pw = int(g[G_WIDTH]), int(g[G_HEIGHT]), int(g[G_PW])
+    cells, area = int(g[G_CELLS]), width * height
+    start = int(_number(g, _NUMBERS))
+    fields = np.zeros(1, dtype=np.int64) if head is None else head
+    work = np.zeros(start + _HEAD_HIDDEN + len(fields), dtype=np.int64)
+    work[start:start + _STYLE_FIELDS] = [round(w * _MILLION) for w in STYLES[style]]
+    work[start + _HEAD_HIDDEN:] = fields
+    squares = np.arange(area).reshape(height, width)
+    padded = (squares // width + 1) * pw + squares % width + 1
+    work[_BIT * cells + padded] = squares
+    board = np.ones((height, width), dtype=bool)
+    col0, row0 = board.copy(), board.copy()
+    col0[:, 1:] = False
+    row0[1:] = False
+    for which, chosen in ((_BOARD, board), (_NOT_COL0, ~col0), (_NOT_COLL, ~col0[:, ::-1]),
+                          (_COL0, col0), (_COLL, col0[:, ::-1]), (_ROW0, row0),
+                          (_ROWT, row0[::-1])):
+        start = int(_set(g, which))
+        packed = np.packbits(np.pad(chosen.ravel(), (0, 64 * int(_words(g)) - area)),
+                             bitorder="little")
+        work[start:start + int(_words(g))] = packed.view("<u8").view(np.int64)
+    return work
+
+
+@njit(**JIT)
+def _add(bits, base, b):
+    bits[base + (b >> 6)] |= _ONE << np.uint64(b & 63)
+
+
+@njit(**JIT)
+def _remove(bits, base, b):
+    bits[base + (b >> 6)] &= ~(_ONE << np.uint64(b & 63))
+
+
+@njit(**JIT)
+def _up(below, word, r):
+    """Word ``j`` of a set moved up ``64q + r`` bits, from its words ``j - q - 1`` and
+    ``j - q``. (``x >> 1 >> 63 - r`` is ``x >> 64 - r`` without a shift by 64 when r is 0.)"""
+    return (word << r) | ((below >> _ONE) >> (_63 - r))
+
+
+@njit(**JIT)
+def _down(word, above, r):
+    """Word ``j`` of a set moved down ``64q + r`` bits, from its words ``j + q`` and
+    ``j + q + 1``."""
+    return (word >> r) | ((above << _ONE) << (_63 - r))
+
+
+@njit(**JIT)
+def _both(bits, a, b, j):
+    """Word ``j`` of the intersection of the sets at ``a`` and ``b``."""
+    return bits[a + j] & bits[b + j]
+
+
+# ---------------------------------------------------------------------------------------
+# The partition
+
+
+@njit(**JIT)
+def partition(g, s, work):
+    """Divide the board among the living snakes of ``s`` (module docstring); the squares
+    owned and food distance of each snake are left in ``work``. Returns the number of
+    living snakes."""
+    bits = work.view(np.uint64)
+    n, words, cells, pw = g[G_N], _words(g), g[G_CELLS], g[G_PW]
+    width, height = g[G_WIDTH], g[G_HEIGHT]
+    lengths, causes, hps = g[G_LENGTH], g[G_CAUSE], g[G_HP]
+    bodies, capacity, mask = g[G_BODY], g[G_CAPACITY], g[G_MASK]
+    constrictor, wraps = g[G_CONSTRICTOR], g[G_WRAPS]
+    free, bit = _FREE * cells, _BIT * cells
+    board, not_col0, not_coll = _set(g, _BOARD), _set(g, _NOT_COL0), _set(g, _NOT_COLL)
+    col0, coll, row0, rowt = _set(g, _COL0), _set(g, _COLL), _set(g, _ROW0), _set(g, _ROWT)
+    unclaimed, blocked, avail = _set(g, _UNCLAIMED), _set(g, _BLOCKED), _set(g, _AVAIL)
+    hazards, foods, claimed = _set(g, _HAZ), _set(g, _FOODS), _set(g, _CLAIMED)
+    group, cont, contested = _set(g, _GROUP), _set(g, _CONT), _set(g, _CONTESTED)
+    fronts, news, owns = _snake_set(g, _FRONT, 0), _snake_set(g, _NEW, 0), _snake_set(g, _OWN, 0)
+    stride = _set(g, 1) - _set(g, 0)
+    quarters, food_d, order = _number(g, _QUARTERS), _number(g, _FOOD_D), _number(g, _ORDER)
+    lo, hi = _number(g, _LO), _number(g, _HI)
+    # Shifts (64q + r bits): a row, and across the board when it wraps.
+    q_row, r_row = width >> 6, np.uint64(width & 63)
+    across, up = width - 1, (height - 1) * width
+    q_across, r_across = across >> 6, np.uint64(across & 63)
+    q_up, r_up = up >> 6, np.uint64(up & 63)
+
+    for j in range(words):
+        bits[unclaimed + j] = bits[board + j]
+        bits[blocked + j] = _ZERO
+        bits[hazards + j] = _ZERO
+        bits[foods + j] = _ZERO
+        bits[contested + j] = _ZERO
+    for k in range(s[S_N_HAZARDS]):
+        _add(bits, hazards, work[bit + s[g[G_HAZARDS] + k]])
+    for k in range(s[S_N_FOOD]):
+        _add(bits, foods, work[bit + s[g[G_FOOD] + k]])
+    # Bodies block their squares until the move each is free (the latest over its segments).
+    living = 0
+    for i in range(n):
+        for j in range(words):
+            bits[fronts + i * stride + j] = _ZERO
+            bits[news + i * stride + j] = _ZERO
+            bits[owns + i * stride + j] = _ZERO
+        work[food_d + i] = -1
+        work[lo + i], work[hi + i] = 0, 0
+        if s[causes + i] != ALIVE:
+            continue
+        length, body, hp = s[lengths + i], bodies + i * capacity, s[hps + i]
+        for k in range(length):
+            c = s[body + ((hp - k) & mask)]
+            _add(bits, blocked, work[bit + c])
+            work[free + c] = 0
+        # Claiming order: longest first, ties in board order (a stable insertion).
+        r = living
+        while r > 0 and s[lengths + work[order + r - 1]] < length:
+            work[order + r] = work[order + r - 1]
+            r -= 1
+        work[order + r] = i
+        living += 1
+    if not constrictor:
+        for i in range(n):
+            if s[causes + i] == ALIVE:
+                length, body, hp = s[lengths + i], bodies + i * capacity, s[hps + i]
+                for k in range(length):
+                    c = s[body + ((hp - k) & mask)]
+                    work[free + c] = max(work[free + c], length - k)
+    # The heads: claimed on move 0, each its snake's first front.
+    for i in range(n):
+        if s[causes + i] == ALIVE:
+            head = s[bodies + i * capacity + (s[hps + i] & mask)]
+            x, y = head % pw - 1, head // pw - 1
+            if 0 <= x < width and 0 <= y < height:
+                _add(bits, fronts + i * stride, work[bit + head])
+                _remove(bits, unclaimed, work[bit + head])
+                work[lo + i] = work[bit + head] >> 6
+                work[hi + i] = work[lo + i] + 1
+
+    d = 0
+    moving = True
+    while moving:
+        d += 1
+        moving = False
+        if not constrictor:         # the squares whose last segment leaves on this move
+            for i in range(n):
+                k = s[lengths + i] - d
+                if s[causes + i] == ALIVE and k >= 0:
+                    c = s[bodies + i * capacity + ((s[hps + i] - k) & mask)]
+                    if work[free + c] == d:
+                        _remove(bits, blocked, work[bit + c])
+        for j in range(words):
+            bits[avail + j] = bits[unclaimed + j] & ~bits[blocked + j]
+            bits[claimed + j] = _ZERO
+        group_length, first = -1, 0
+        for r in range(living):
+            i = work[order + r]
+            if s[lengths + i] != group_length:
+                group_length, first = s[lengths + i], r
+                for j in range(words):
+                    bits[group + j] = _ZERO
+            if work[lo + i] >= work[hi + i]:
+                continue                # an empty front (and so no claims on the last move)
+            # The words the front's neighbours may lie in (all when the board wraps).
+            if not wraps:
+                work[lo + i] = max(work[lo + i] - q_row - 1, 0)
+                work[hi + i] = min(work[hi + i] + q_row + 1, words)
+            else:
+                work[lo + i], work[hi + i] = 0, words
+            front, new = fronts + i * stride, news + i * stride
+            contest = False
+            for j in range(work[lo + i], work[hi + i]):
+                f = bits[front + j]
+                near = ((_up(bits[front + j - 1], f, _ONE) & bits[not_col0 + j])
+                        | (_down(f, bits[front + j + 1], _ONE) & bits[not_coll + j])
+                        | _up(bits[front + j - q_row - 1], bits[front + j - q_row], r_row)
+                        | _down(bits[front + j + q_row], bits[front + j + q_row + 1], r_row))
+                if wraps:
+                    a, b = j - q_across, j + q_across
+                    near |= (_up(_both(bits, front, col0, a - 1), _both(bits, front, col0, a),
+                                 r_across)
+                             | _down(_both(bits, front, coll, b), _both(bits, front, coll, b + 1),
+                                     r_across))
+                    a, b = j - q_up, j + q_up
+                    near |= (_up(_both(bits, front, row0, a - 1), _both(bits, front, row0, a), r_up)
+                             | _down(_both(bits, front, rowt, b), _both(bits, front, rowt, b + 1),
+                                     r_up))
+                reach = near & bits[avail + j]
+                fresh = reach & ~bits[claimed + j]
+                bits[new + j] = fresh
+                bits[claimed + j] |= fresh
+                both = reach & bits[group + j]
+                bits[cont + j] = both
+                contest |= both != _ZERO
+            if contest:             # lost by the equally long snakes that claimed them
+                for j in range(work[lo + i], work[hi + i]):
+                    both = bits[cont + j]
+                    for o in range(first, r):
+                        bits[news + work[order + o] * stride + j] &= ~both
+                    bits[group + j] &= ~both
+                    bits[contested + j] |= both
+            for j in range(words):
+                bits[group + j] |= bits[new + j]
+        for r in range(living):
+            i = work[order + r]
+            front, new, own = fronts + i * stride, news + i * stride, owns + i * stride
+            first_word, last_word = words, -1
+            for j in range(work[lo + i], work[hi + i]):
+                bits[front + j] = bits[new + j]
+                bits[own + j] |= bits[new + j]
+                if bits[new + j] != _ZERO:
+                    first_word, last_word = min(first_word, j), j
+                # a food square is its own once the layer's contests are settled (twin of
+                # the Python partition's rule)
+                if bits[new + j] & bits[foods + j] and work[food_d + i] < 0:
+                    work[food_d + i] = d
+            work[lo + i], work[hi + i] = first_word, last_word + 1
+            moving |= last_word >= 0
+        for j in range(words):
+            bits[unclaimed + j] &= ~bits[claimed + j]
+    for i in range(n):
+        own = owns + i * stride
+        total = 0
+        for j in range(words):
+            total += 4 * np.int64(_popcount(bits[own + j] & ~bits[hazards + j]))
+            total += np.int64(_popcount(bits[own + j] & bits[hazards + j]))
+        work[quarters + i] = total
+    return living
+
+
+# ---------------------------------------------------------------------------------------
+# Values
+
+
+@njit(**JIT)
+def _distance(g, a, b):
+    """Board distance between cells ``a`` and ``b`` (moves on an empty board, around the
+    edges when it wraps)."""
+    pw = g[G_PW]
+    dx, dy = abs(a % pw - b % pw), abs(a // pw - b // pw)
+    if g[G_WRAPS]:
+        dx, dy = min(dx, g[G_WIDTH] - dx), min(dy, g[G_HEIGHT] - dy)
+    return dx + dy
+
+
+@njit(**JIT)
+def _style_value(g, s, i, work):
+    """Snake ``i``'s value by the style's weights, from the partition in ``work`` (``i``
+    alive)."""
+    n = g[G_N]
+    quarters, food_d = _number(g, _QUARTERS), _number(g, _FOOD_D)
+    squares = work[quarters + i] / 4.0
+    length = s[g[G_LENGTH] + i]
+    others = False
+    most = 0          # quarters of the best other snake
+    longest = 0
+    for j in range(n):
+        if j == i or s[g[G_CAUSE] + j] != ALIVE:
+            continue
+        if not others or work[quarters + j] > most:
+            most = work[quarters + j]
+        if not others or s[g[G_LENGTH] + j] > longest:
+            longest = s[g[G_LENGTH] + j]
+        others = True
+    style = _number(g, _NUMBERS)
+    v = work[style + _W_CONTROL] / _MILLION * (squares - most / 4.0) / (g[G_WIDTH] * g[G_HEIGHT])
+    if others:
+        v += work[style + _W_LENGTH] / _MILLION * math.tanh((length - longest) / 3.0)
+    if squares < length:
+        v -= work[style + _W_CRAMPED] / _MILLION * (1.0 - squares / length)
+    hunt = work[style + _W_HUNT]
+    if hunt > 0:
+        # A hunter: how cramped the most cramped shorter opponent is.
+        cramped = 0.0
+        for j in range(n):
+            lj = s[g[G_LENGTH] + j]
+            if j != i and s[g[G_CAUSE] + j] == ALIVE and lj < length:
+                cramped = max(cramped, 1.0 - min(1.0, work[quarters + j] / 4.0 / lj))
+        v += hunt / _MILLION * cramped
+    hp = s[g[G_HEALTH] + i]
+    food = work[food_d + i]
+    hunger = work[style + _W_HUNGER]
+    if food < 0:
+        if hp <= squares // 2 or hp < 15:
+            v -= 0.5 * (1.0 - hp / 100.0)
+        if hunger > 0:
+            nearest = _nearest_food(g, s, i)
+            if nearest >= 0 and hp - nearest < HUNGER_MARGIN:
+                v -= hunger / _MILLION * min(1.0, (HUNGER_MARGIN - (hp - nearest)) / HUNGER_MARGIN)
+    elif hp < food:
+        v -= 0.5
+    elif hp < work[style + _FOOD_HEALTH] / _MILLION:
+        v -= work[style + _W_FOOD] / _MILLION * food / (g[G_WIDTH] + g[G_HEIGHT])
+    if hunger > 0:
+        return _soft(v)
+    return max(-LIMIT, min(LIMIT, v))
+
+
+@njit(**JIT)
+def _nearest_food(g, s, i):
+    """The board distance from snake ``i``'s head to the nearest food (-1 with none)."""
+    head = s[g[G_BODY] + i * g[G_CAPACITY] + (s[g[G_HP] + i] & g[G_MASK])]
+    nearest = -1
+    for k in range(s[S_N_FOOD]):
+        d = _distance(g, head, s[g[G_FOOD] + k])
+        if nearest < 0 or d < nearest:
+            nearest = d
+    return nearest
+
+
+@njit(**JIT)
+def _soft(v):
+    """``v`` within ``±SOFT`` as it is, beyond it squashed smoothly into ``±LIMIT``
+    (increasing, so the order of values is kept)."""
+    a = abs(v)
+    if a <= SOFT:
+        return v
+    # A rational squash, slope 1 at SOFT: far out it still tells 0.01 apart by 1e-5 (at
+    # |v| = 3), well above the search's null window (an exponential would not).
+    x = (a - SOFT) / (LIMIT - SOFT)
+    a = SOFT + (LIMIT - SOFT) * x / (1.0 + x)
+    return a if v > 0 else -a
+
+
+@njit(**JIT)
+def _measure(g, s, i, work, out):
+    """Snake ``i``'s :data:`MEASUREMENTS` into ``out``, from the partition in ``work``
+    (``i`` alive)."""
+    n = g[G_N]
+    quarters, food_d = _number(g, _QUARTERS), _number(g, _FOOD_D)
+    area = g[G_WIDTH] * g[G_HEIGHT]
+    squares = work[quarters + i] / 4.0
+    length = s[g[G_LENGTH] + i]
+    most, others, longest, opponents, longer = 0.0, 0.0, 0, 0, 0
+    for j in range(n):
+        if j == i or s[g[G_CAUSE] + j] != ALIVE:
+            continue
+        theirs = work[quarters + j] / 4.0
+        most = max(most, theirs)
+        others += theirs
+        lj = s[g[G_LENGTH] + j]
+        longest = max(longest, lj)
+        opponents += 1
+        if lj >= length:
+            longer += 1
+    lead = length - longest if opponents > 0 else 0
+    food = work[food_d + i]
+    hp = s[g[G_HEALTH] + i]
+    reach = g[G_WIDTH] + g[G_HEIGHT]
+    out[0] = _style_value(g, s, i, work)
+    out[1] = squares / area
+    out[2] = most / area
+    out[3] = others / area
+    out[4] = math.tanh(lead / 3.0)
+    out[5] = lead / 10.0
+    out[6] = max(0.0, 1.0 - squares / length)
+    out[7] = hp / 100.0
+    out[8] = (food if food >= 0 else reach) / reach
+    out[9] = 1.0 if food < 0 else 0.0
+    out[10] = 1.0 if food >= 0 and hp < food else 0.0
+    out[11] = opponents / 3.0
+    out[12] = length / area
+    out[13] = longer / 3.0
+    _around_head(g, s, i, work, out)
+
+
+@njit(**JIT)
+def _around_head(g, s, i, work, out):
+    """The last five :data:`MEASUREMENTS` of snake ``i`` (alive): its moves, the risky
+    ones, prey, the nearest threat and whether its tail is its own."""
+    n = g[G_N]
+    length = s[g[G_LENGTH] + i]
+    head = segment(g, s, i, 0)
+    neck = segment(g, s, i, 1) if length > 1 else -1
+    moves, risky = 0, 0
+    for move in range(4):
+        cell = next_cell(g, head, move, g[G_WRAPS] != 0)
+        if cell == neck and neck != head or not on_board(g, cell) or blocked(g, s, i, cell):
+            continue
+        moves += 1
+        for j in range(n):
+            if j != i and s[g[G_CAUSE] + j] == ALIVE and s[g[G_LENGTH] + j] >= length \
+                    and _distance(g, cell, segment(g, s, j, 0)) == 1:
+                risky += 1
+                break
+    reach = g[G_WIDTH] + g[G_HEIGHT]
+    prey, threat = 0, reach
+    for j in range(n):
+        if j == i or s[g[G_CAUSE] + j] != ALIVE:
+            continue
+        d = _distance(g, head, segment(g, s, j, 0))
+        if s[g[G_LENGTH] + j] < length:
+            if d <= 2:
+                prey += 1
+        else:
+            threat = min(threat, d)
+    tail = segment(g, s, i, length - 1)
+    b = work[_BIT * g[G_CELLS] + tail]
+    own = work.view(np.uint64)[_snake_set(g, _OWN, i) + (b >> 6)]
+    out[14] = moves / 4.0
+    out[15] = risky / 4.0
+    out[16] = prey / 3.0
+    out[17] = threat / reach
+    out[18] = 1.0 if tail == head or (own >> np.uint64(b & 63)) & _ONE else 0.0
+
+
+@njit(**JIT)
+def _head_value(work, at, x):
+    """The learned head at ``work[at:]`` (hidden size, whether it is residual, then per
+    hidden unit its weights and bias, then the output's weights and bias, in millionths)
+    on the measurements ``x``: ``2 sigmoid(z) - 1``, and a residual head adds its ``z`` to
+    the logit of the style's value ``x[0]``: ``tanh(atanh(x[0]) + z / 2)``."""
+    hidden = work[at]
+    k = x.shape[0]
+    w = at + 2
+    out_w = w + hidden * (k + 1)
+    z = work[out_w + hidden] / _MILLION
+    for h in range(hidden):
+        a = work[w + k] / _MILLION
+        for j in range(k):
+            a += work[w + j] / _MILLION * x[j]
+        if a > 0.0:
+            z += work[out_w + h] / _MILLION * a
+        w += k + 1
+    if work[at + 1] != 0:
+        z += 2.0 * math.atanh(max(-LIMIT, min(LIMIT, x[0])))
+    return math.tanh(z / 2.0)
+
+
+@njit(**JIT)
+def _value(g, s, i, work):
+    """Snake ``i``'s value from the partition in ``work`` (``i`` alive): the style's, or
+    the learned head's when the workspace holds one."""
+    at = _number(g, _NUMBERS) + _HEAD_HIDDEN
+    if work[at] == 0:
+        return _style_value(g, s, i, work)
+    measured = _number(g, _NUMBERS) + _MEASURED
+    x = work.view(np.float64)[measured:measured + N_MEASUREMENTS]
+    _measure(g, s, i, work, x)
+    return max(-LIMIT, min(LIMIT, _head_value(work, at, x)))
+
+
+@njit(**JIT)
+def measure(g, s, i, work, out):
+    """Snake ``i``'s :data:`MEASUREMENTS` in ``s`` into ``out`` (float64): what a learned
+    value head reads (zeros for a snake not alive)."""
+    partition(g, s, work)
+    if s[g[G_CAUSE] + i] != ALIVE:
+        out[:] = 0.0
+    else:
+        _measure(g, s, i, work, out)
+
+
+@njit(**JIT)
+def control_value(g, s, i, work):
+    """The board-control value of snake ``i`` (board order) in ``s``, in [-0.999, 0.999]:
+    ``control_values(state, (id,))[id]`` of the reference."""
+    if s[g[G_CAUSE] + i] != ALIVE:
+        return -LIMIT
+    partition(g, s, work)
+    return _value(g, s, i, work)
+
+
+@njit(**JIT)
+def control_values(g, s, out, work):
+    """Every snake's board-control value into ``out`` (float64, one per snake), from one
+    partition."""
+    partition(g, s, work)
+    for i in range(g[G_N]):
+        out[i] = _value(g, s, i, work) if s[g[G_CAUSE] + i] == ALIVE else -LIMIT
+
+
+def board_control(g: np.ndarray, s: np.ndarray, work: np.ndarray) -> list[tuple[float, int | None] | None]:
+    """Per snake (board order), as the reference's ``board_control``: (squares it controls,
+    moves to the nearest food it controls or ``None``), ``None`` for a snake not alive."""
+    partition(g, s, work)
+    n = int(g[G_N])
+    quarters, food_d = int(_number(g, _QUARTERS)), int(_number(g, _FOOD_D))
+    return [(work[quarters + i] / 4.0, int(work[food_d + i]) if work[food_d + i] >= 0 else None)
+            if s[g[G_CAUSE] + i] == ALIVE else None for i in range(n)]
+
+
+def ownership(g: np.ndarray, s: np.ndarray, work: np.ndarray) -> np.ndarray:
+    """Who controls each square of ``s`` (a ``height x width`` array indexed ``[y, x]``:
+    a snake index, -1 nobody, :data:`CONTESTED`; a head is its snake's, the later snake's
+    when two share a square): for tests, explain and pictures."""
+    partition(g, s, work)
+    width, height, pw = int(g[G_WIDTH]), int(g[G_HEIGHT]), int(g[G_PW])
+    words = int(_words(g))
+
+    def members(start: int) -> np.ndarray:
+        packed = work[start:start + words].view(np.uint8)
+        return np.unpackbits(packed, bitorder="little")[:width * height].reshape(height, width) == 1
+
+    out = np.full((height, width), -1)
+    out[members(int(_set(g, _CONTESTED)))] = CONTESTED
+    for i in range(int(g[G_N])):
+        out[members(int(_snake_set(g, _OWN, i)))] = i
+        if s[g[G_CAUSE] + i] == ALIVE:
+            head = int(s[g[G_BODY] + i * g[G_CAPACITY] + (s[g[G_HP] + i] & g[G_MASK])])
+            out[head // pw - 1, head % pw - 1] = i
+    return out

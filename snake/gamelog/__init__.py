@@ -1,9 +1,0 @@
-"""The game log: every game the service plays, kept in SQLite for the dashboard, for
-explaining a loss and for training (see :mod:`.store` for the file, :mod:`.records` for
-what a turn keeps, :mod:`.reader` for the queries)."""
-
-from .records import EndRecord, GameInfo, TurnRecord, end_record, turn_record
-from .store import GameLog, connect, connect_readonly, from_environment
-
-__all__ = ["EndRecord", "GameInfo", "GameLog", "TurnRecord", "connect", "connect_readonly",
-           "end_record", "from_environment", "turn_record"]
