@@ -3,11 +3,15 @@
 ``tests/data/decisions.jsonl.gz`` holds, per line, a ``/move`` request (positions from
 33 games of flood-fill and random snakes across every ruleset, board size and the hazard
 maps) and, by strategy, ``[move, {move: score}]``: ``floodfill`` (flood-fill sums),
-``seed`` (the shipped network's scores), ``search`` (alpha-beta, board control, 150 nodes)
-and ``search-nnue`` (alpha-beta with the network, 60 nodes).
+``seed`` (the shipped network's scores), ``search`` (alpha-beta, board control, 150 nodes),
+``search-nnue`` (alpha-beta with the network, 60 nodes) and ``default`` (the service's
+default strategy, the compiled search with its value head in duels and its hungry weights
+with three or more snakes, 2000 nodes: 89 standard 11x11 duels and 11 four-snake games
+among the positions).
 Node limits make the searches reproducible. The expected values were recorded before the
-rules were reshaped into ``snake/rules/`` (issue 11), so a reshaping that changes no
-behaviour keeps every line.
+rules were reshaped into ``snake/rules/`` (issue 11), and ``default``'s at 4c2e08c, before
+the house was reshaped by concept (issue 55), so a reshaping that changes no behaviour
+keeps every line.
 
 A change that is *meant* to change decisions (a new network, a new evaluation) rewrites
 the file, and says so in its commit::
@@ -27,10 +31,17 @@ import pytest
 from nnue.accumulator import Accumulator
 from nnue.network import load_default
 from snake.board import parse_request
-from snake.search.strategy import SearchStrategy
+from snake.search.strategy import SearchStrategy, make_search_strategy
 from snake.strategies import get_strategy
 
 DATA = Path(__file__).parent / "data" / "decisions.jsonl.gz"
+
+
+def default_strategy() -> SearchStrategy:
+    """The service's default (``search``), stopped by its node limit alone."""
+    strategy = make_search_strategy("search", overrides={"max_nodes": 2000})
+    strategy.think_ms = None
+    return strategy
 
 
 def strategies(network):
@@ -40,6 +51,7 @@ def strategies(network):
         "search": SearchStrategy(None, think_ms=None, max_nodes=150, max_concurrent=None),
         "search-nnue": SearchStrategy(network, evaluator="nnue", think_ms=None, max_nodes=60,
                                       max_concurrent=None),
+        "default": default_strategy(),
     }
 
 
@@ -72,7 +84,7 @@ def test_every_strategy_gives_the_recorded_decisions(network):
                 checked += 1
                 if got != line[name]:
                     wrong.append(f"line {k} {name}: expected {line[name]}, got {got}")
-    assert checked >= 4 * 341
+    assert checked >= 5 * 341
     assert not wrong, f"{len(wrong)} of {checked} decisions changed, e.g.\n" + "\n".join(wrong[:5])
 
 
