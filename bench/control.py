@@ -11,9 +11,9 @@ are new positions). Scenarios: 11x11 with 2 and 4 snakes, 19x19 with 8.
 
 - ``python``: :func:`snake.evaluation.control.control_values` for the first snake, one call per
   position (what the Python search's leaf does);
-- ``compiled``: :func:`snake.evaluation.compiled.control.control_value` for the first snake, called from a
-  compiled loop over the positions with one workspace (what the compiled search's leaf
-  does), and its ratio to the Python version (CPU time, the same run).
+- ``compiled``: :func:`snake.evaluation.compiled.control.control_value` for the first snake,
+  called from a compiled loop over the positions with one workspace (what the compiled search's
+  leaf does), and its ratio to the Python version (CPU time, the same run).
 
 Rates are the best of 5 runs of ``S / 5`` seconds each, by the wall clock (the headline) and,
 in brackets, by the process's CPU time, which other jobs on a shared machine disturb less.
@@ -86,7 +86,8 @@ def _compiled_rounds(g, states, work, rounds):
     return total
 
 
-def measure(states: list[GameState], seconds: float) -> tuple[tuple[float, float], tuple[float, float]]:
+def measure(states: list[GameState],
+            seconds: float) -> tuple[tuple[float, float], tuple[float, float]]:
     """(python, compiled) rates on ``states``, after checking that both give the same values."""
     packed = [core.encode(state) for state in states]
     g = packed[0].g
@@ -112,15 +113,21 @@ def measure(states: list[GameState], seconds: float) -> tuple[tuple[float, float
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.control", description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=1.0, help="time per measurement, split in 5 runs of which the best counts (default 1)")
-    parser.add_argument("--positions", type=int, default=1000, help="positions per scenario (default 1000)")
+    parser = argparse.ArgumentParser(prog="python -m bench.control",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=1.0,
+                        help="time per measurement, split in 5 runs of which the best counts "
+                             "(default 1)")
+    parser.add_argument("--positions", type=int, default=1000,
+                        help="positions per scenario (default 1000)")
     args = parser.parse_args(argv)
 
     headline = 0.0
     for side, n in SCENARIOS:
-        (py_wall, py_cpu), (c_wall, c_cpu) = measure(positions(side, n, args.positions), args.seconds)
-        print(f"{side}x{side}, {n} snakes: python {py_wall:,.0f} evaluations/s (CPU time {py_cpu:,.0f}), "
+        (py_wall, py_cpu), (c_wall, c_cpu) = measure(positions(side, n, args.positions),
+                                                     args.seconds)
+        print(f"{side}x{side}, {n} snakes: python {py_wall:,.0f} evaluations/s "
+              f"(CPU time {py_cpu:,.0f}), "
               f"compiled {c_wall:,.0f} evaluations/s (CPU time {c_cpu:,.0f}), "
               f"{c_cpu / py_cpu:.0f}x python")
         if (side, n) == (11, 4):

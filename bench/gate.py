@@ -10,8 +10,8 @@ or at ``--cap`` games; once without the futility stop, once with it (a 95 % inte
 below 50 % ends the match as ``worse``), on the same games (one random stream per match, so
 the two rules differ only where they decide differently). It prints, for each expected
 score and rule, the mean number of games and the share of each verdict (``cap``: the cap
-came first) and of promotions. A score of 0.543 is +30 Elo. No arena game is played: this is the arithmetic of
-the stopping rules, for choosing ``--sprt``, ``--gate-piece`` and ``--futility``.
+came first) and of promotions. A score of 0.543 is +30 Elo. No arena game is played: this is
+the arithmetic of the stopping rules, for choosing ``--sprt``, ``--gate-piece`` and ``--futility``.
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ and an incremental update touch; the time of feature extraction, full refresh, i
 update (``Accumulator.apply`` of a precomputed change) and forward pass (hidden layers);
 update+forward and refresh+forward; a whole turn from the state (``Accumulator.update_to``
 on a copy, against ``active_features`` + refresh); the per-state time of scoring 64 sibling
-states (``update_to`` on copies of the parent) in one batch versus one at a time; the weight file's size
-and load time; and the quantisation error (float vs int8 first and second layers) on the
-same states.
+states (``update_to`` on copies of the parent) in one batch versus one at a time; the weight
+file's size and load time; and the quantisation error (float vs int8 first and second layers)
+on the same states.
 
 The compiled path (:mod:`nnue.feature_transformer`, :mod:`nnue.layers`), as the search
 runs it: a run of steps of the compiled core with their change reports, applied to the
@@ -80,7 +80,8 @@ def random_body(side: int, length: int, taken: set, rng: random.Random) -> list 
 
 def safe_moves(state: GameState, rng: random.Random) -> dict[str, str]:
     obstacles = obstacles_after_move(state)
-    return {s.id: rng.choice(candidate_moves(state, s, obstacles)) for s in state.board.living_snakes}
+    return {s.id: rng.choice(candidate_moves(state, s, obstacles))
+            for s in state.board.living_snakes}
 
 
 def mid_game(side: int, n_snakes: int, length: int, rng: random.Random,
@@ -454,7 +455,8 @@ def quantisation_error(float_net: Network, feature_sets: list[np.ndarray]) -> di
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.nnue", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.nnue",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter timing budget")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
@@ -503,11 +505,13 @@ def main(argv: list[str] | None = None) -> None:
         print(f"  (the last three rows: a walk of {walked} turns, all {n} snakes alive)")
         print(f"  compiled / numpy update+forward: "
               f"{t['compiled update+forward'] / t['numpy update+forward']:.2f}")
+        batched_ratio = (t['64 siblings batched, per state']
+                         / t['64 siblings one at a time, per state'])
         print(f"  incremental / refresh time: {t['update'] / t['refresh']:.2f} "
               f"({t['update, cold cache'] / t['refresh, cold cache']:.2f} "
               f"with cold caches); per turn, state in: "
               f"{t['turn: update_to (features included)'] / t['turn: features + refresh']:.2f}; "
-              f"batched / one at a time: {t['64 siblings batched, per state'] / t['64 siblings one at a time, per state']:.2f}")
+              f"batched / one at a time: {batched_ratio:.2f}")
 
     feature_sets = [b for r in results.values() for _, b in r["pairs"]]
     err = quantisation_error(float_net, feature_sets)

@@ -155,8 +155,11 @@ def measure_compiled(start: GameState, moves: list[dict[str, str]], seconds: flo
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.rules", description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=1.0, help="time per measurement, split in 5 runs of which the best counts (default 1)")
+    parser = argparse.ArgumentParser(prog="python -m bench.rules",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=1.0,
+                        help="time per measurement, split in 5 runs of which the best counts "
+                             "(default 1)")
     args = parser.parse_args(argv)
 
     headline = 0.0

@@ -14,9 +14,10 @@ with ``--network`` also the NNUE: a random network, 512x512 as shipped or ``--hi
 sizes, as no trained one is needed for speed, or the file ``--weights``; the compiled search
 also with board control and the network half and half, as ``search-blend``; with
 ``--value-head`` also the compiled search valuing leaves by that learned head,
-:mod:`snake.evaluation.value_head`, in the positions it was trained for), one search of ``--ms`` milliseconds (wall clock: the machine may be
-shared, so the CPU time of the process is printed too, and nodes/s by CPU time). A node
-is one turn played by the rules engine. Figures are medians over the positions.
+:mod:`snake.evaluation.value_head`, in the positions it was trained for), one search of ``--ms``
+milliseconds (wall clock: the machine may be shared, so the CPU time of the process is printed
+too, and nodes/s by CPU time). A node is one turn played by the rules engine. Figures are
+medians over the positions.
 
 Also: the overrun of the deadline (the search's own stop, what the margin must cover),
 and with ``--profile`` where one alpha-beta search spends its time.
@@ -155,8 +156,8 @@ def pvs_effect(count: int) -> None:
 
 
 def smp_effect(count: int, ms: float, threads: int) -> None:
-    """Lazy SMP (:func:`snake.search.compiled.threads.run`'s ``threads``): on the same positions, each
-    search from an empty table, the default search with one thread and with ``threads``:
+    """Lazy SMP (:func:`snake.search.compiled.threads.run`'s ``threads``): on the same positions,
+    each search from an empty table, the default search with one thread and with ``threads``:
     the depth completed in ``ms``, then the wall time until some thread completes one depth
     more than one thread completed in ``ms`` (time to depth: the speed-up the helpers give,
     which their nodes per second do not say, as they search much of the same tree)."""
@@ -183,7 +184,8 @@ def smp_effect(count: int, ms: float, threads: int) -> None:
 
             def search(k: int, **limits):
                 return run(packed, index[plan.you], [index[o] for o in plan.opponents],
-                           [index[c] for c in plan.cheap], table=new_table(n, cells, DEFAULT_TABLE_MB),
+                           [index[c] for c in plan.cheap],
+                           table=new_table(n, cells, DEFAULT_TABLE_MB),
                            salt=0, style=plan.style("default", "hungry"),
                            best_reply=plan.replies("best") == "best", threads=k, **limits)
 
@@ -221,7 +223,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", action="store_true",
                         help="also measure two compiled searches at once in one process")
     parser.add_argument("--smp", type=int, default=0, metavar="THREADS",
-                        help="also measure lazy SMP: depth and time to depth, 1 thread against THREADS")
+                        help="also measure lazy SMP: depth and time to depth, 1 thread "
+                             "against THREADS")
     parser.add_argument("--pvs", action="store_true",
                         help="also measure nodes and time to a fixed depth with and without PVS")
     args = parser.parse_args(argv)
@@ -231,7 +234,8 @@ def main(argv: list[str] | None = None) -> None:
         from nnue.network import HIDDEN, Network
         network = (Network.load(args.weights) if args.weights else
                    Network.random(1, tuple(args.hidden or HIDDEN), quantise=True))
-        print(f"network: {args.weights or 'random'}, hidden {network.hidden[0]}x{network.hidden[1]}")
+        print(f"network: {args.weights or 'random'}, "
+              f"hidden {network.hidden[0]}x{network.hidden[1]}")
 
     head = None
     if args.value_head:

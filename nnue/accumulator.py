@@ -17,10 +17,10 @@ and its row in the sum, while its count is positive). The sorted active array
 :class:`nnue.features.FeatureChange` (the occurrences that appeared and vanished, as
 Stockfish's ``DirtyPiece``): the counts turn it into the features switched on and off,
 whose rows of ``W1`` are added to and subtracted from the sum by a compiled kernel
-(:func:`nnue.feature_transformer.add_rows`). When that is not smaller than the new set, a full refresh
-is done instead (no dearer, and it resets any float drift). Scores come from the compiled
-forward pass (:meth:`Network.score`). :meth:`Accumulator.update_to` is the convenient form from a state: it
-encodes the state by parts, diffs them with the parts held
+(:func:`nnue.feature_transformer.add_rows`). When that is not smaller than the new set, a full
+refresh is done instead (no dearer, and it resets any float drift). Scores come from the compiled
+forward pass (:meth:`Network.score`). :meth:`Accumulator.update_to` is the convenient form from a
+state: it encodes the state by parts, diffs them with the parts held
 (:func:`nnue.features.feature_change`: an unchanged part is one list comparison, a snake
 that moved only its head, neck and tail pieces) and applies that change, or refreshes when
 the accumulator holds nothing. :meth:`Accumulator.refresh` rebuilds from a list of features.
@@ -113,7 +113,8 @@ class Accumulator:
         at hand)."""
         net = self.network
         if active is None:
-            transformer.sum_rows(net.b1, net.w1, np.fromiter(counts, np.intp, len(counts)), self.acc)
+            transformer.sum_rows(net.b1, net.w1, np.fromiter(counts, np.intp, len(counts)),
+                                 self.acc)
             self._active = None
         else:
             transformer.sum_rows(net.b1, net.w1, active, self.acc)

@@ -126,7 +126,8 @@ def refresh(g, s, you, offset, b1, w1, counts, acc):
     for k in range(s[S_N_FOOD]):
         _count(counts, acc, w1, offset, feature_of(g, s, you, offset, -1, s[g[G_FOOD] + k], 18), 1)
     for k in range(s[S_N_HAZARDS]):
-        _count(counts, acc, w1, offset, feature_of(g, s, you, offset, -1, s[g[G_HAZARDS] + k], 19), 1)
+        _count(counts, acc, w1, offset,
+               feature_of(g, s, you, offset, -1, s[g[G_HAZARDS] + k], 19), 1)
 
 
 @njit(**JIT)

@@ -130,13 +130,15 @@ def feature_index(ruleset: int, side: int, x: int, y: int, piece: int) -> int:
     for a tuple outside the layout."""
     if side not in BOARD_OFFSET:
         raise ValueError(f"no feature block for board side {side}")
-    if not (0 <= ruleset < N_RULESETS and 0 <= x < side and 0 <= y < side and 0 <= piece < N_PIECES):
+    if not (0 <= ruleset < N_RULESETS and 0 <= x < side and 0 <= y < side
+            and 0 <= piece < N_PIECES):
         raise ValueError(f"feature tuple out of range: G={ruleset} S={side} x={x} y={y} P={piece}")
     return BLOCK_OFFSET[_BLOCK_INDEX[(RULESETS[ruleset], side)]] + (y * side + x) * N_PIECES + piece
 
 
 def describe(index: int) -> tuple[int, int, int, int, int]:
-    """The tuple ``(G, side, x, y, P)`` of a feature index (the inverse of :func:`feature_index`)."""
+    """The tuple ``(G, side, x, y, P)`` of a feature index (the inverse of
+    :func:`feature_index`)."""
     if not 0 <= index < N_FEATURES:
         raise ValueError(f"feature index {index} outside 0..{N_FEATURES - 1}")
     for block in reversed(range(N_BLOCKS)):

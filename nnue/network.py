@@ -314,7 +314,8 @@ class Network:
                       "W2 = w2 * w2_scale[:, None]",
                 "hidden_layers": "float32 activations and sums",
             },
-            "arrays": {k: {"dtype": v.dtype.str, "shape": list(v.shape)} for k, v in arrays.items()},
+            "arrays": {k: {"dtype": v.dtype.str, "shape": list(v.shape)}
+                       for k, v in arrays.items()},
             "sha256": _checksum(arrays),
             "manifest": manifest,
         }

@@ -194,14 +194,16 @@ def check_file(path: str | Path, *, max_reports: int = 3, engine: str = "referen
         result.turns += 1
         game = game_from_line(line)
         problems: list[str] = []
-        if previous is not None and previous[0] == line.get("game_id") and line["before"] != previous[1]:
+        if (previous is not None and previous[0] == line.get("game_id")
+                and line["before"] != previous[1]):
             problems += ["before (differs from the previous line's after):"]
             problems += ["  " + d for d in diff(previous[1], line["before"], "before")]
         before = state_from_vector(line["before"], game)
         moves = {m["id"]: m["move"] for m in line["moves"]}
         side = None
         settings = game.ruleset.settings
-        if game.ruleset.name == "royale" and is_royale_shrink_turn(before.turn, settings.shrink_every_n_turns):
+        if (game.ruleset.name == "royale"
+                and is_royale_shrink_turn(before.turn, settings.shrink_every_n_turns)):
             shrinks = line.get("royale_shrinks") or []
             if shrinks:
                 side = shrinks[-1]
@@ -218,7 +220,8 @@ def check_file(path: str | Path, *, max_reports: int = 3, engine: str = "referen
             after = state_to_vector(after_state)
             if "after" in line and not rule_problems:  # else the same diff again
                 problems += diff(line["after"], after, "after")
-            if "game_over_after" in line and bool(line["game_over_after"]) != is_game_over(after_state):
+            if ("game_over_after" in line
+                    and bool(line["game_over_after"]) != is_game_over(after_state)):
                 problems.append(f"game_over_after: expected {line['game_over_after']}, "
                                 f"got {is_game_over(after_state)}")
         previous = (line.get("game_id"), line.get("after")) if "after" in line else None

@@ -83,7 +83,8 @@ def from_ascii(
         body = [heads[letter]]
         seen = {heads[letter]}
         while True:
-            nxt = [q for q in neighbours(body[-1]) if cells.get(q) == letter.lower() and q not in seen]
+            nxt = [q for q in neighbours(body[-1])
+                   if cells.get(q) == letter.lower() and q not in seen]
             if not nxt:
                 break
             if len(nxt) > 1:

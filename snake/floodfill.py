@@ -45,7 +45,8 @@ def free_grid(state: GameState, you: Snake) -> bytearray:
     return grid
 
 
-def flood_fill_scores(state: GameState, you: Snake, moves: Iterable[str] = MOVES) -> dict[str, float]:
+def flood_fill_scores(state: GameState, you: Snake,
+                      moves: Iterable[str] = MOVES) -> dict[str, float]:
     """The flood-fill sum of each move in ``moves`` (see the module docstring)."""
     board = state.board
     width = board.width

@@ -8,9 +8,9 @@ This is step 1 of the seed behaviour (SPEC §2). For the snake ``you`` in ``stat
    move leaves the board);
 3. into a square that a snake body (``you``'s or another living snake's) still occupies
    after this turn's movement (a snake the rules eliminate before collisions whatever it
-   plays, starving or leaving the board on every move, occupies none). Every snake moves one square, so its segments
-   ``body[0] .. body[-2]`` stay occupied (its head becomes its neck) and its tail square
-   ``body[-1]`` is free if and only if its last two segments differ (it did not just eat)
+   plays, starving or leaving the board on every move, occupies none). Every snake moves one square,
+   so its segments ``body[0] .. body[-2]`` stay occupied (its head becomes its neck) and its tail
+   square ``body[-1]`` is free if and only if its last two segments differ (it did not just eat)
    and the ruleset is not a constrictor one (there every snake grows every turn). In
    ``squad`` with ``allowBodyCollisions`` the bodies of ``you``'s squadmates are no
    obstacle;
@@ -20,7 +20,8 @@ This is step 1 of the seed behaviour (SPEC §2). For the snake ``you`` in ``stat
 
 A surviving move is **risky** when its square is next to the head of a living snake that is
 not ``you``'s squadmate and is at least as long as ``you`` (and not eliminated before
-collisions whatever it plays): a head-to-head there loses or draws. Risky moves are dropped as well, unless every move left is risky.
+collisions whatever it plays): a head-to-head there loses or draws. Risky moves are dropped as well,
+unless every move left is risky.
 
 When ``you`` is not alive (eliminated, or not on the board) every move is removed. What a
 body blocks after this turn's movement and which moves are certain death are asked of

@@ -98,7 +98,8 @@ def check(line: dict[str, Any], engine: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m snake.perft", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m snake.perft",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("file", help="a perft file (JSON lines)")
     parser.add_argument("--engine", choices=("both",) + tuple(ENGINES), default="both")
     args = parser.parse_args(argv)

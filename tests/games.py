@@ -36,7 +36,8 @@ def choose_moves(state: GameState, rng: random.Random, style: int) -> dict[str, 
         if rng.random() < 0.08:
             moves[s.id] = rng.choice(MOVES)
         elif style == 1 and state.board.food:
-            fx, fy = min(state.board.food, key=lambda f: abs(f[0] - s.head[0]) + abs(f[1] - s.head[1]))
+            fx, fy = min(state.board.food,
+                         key=lambda f: abs(f[0] - s.head[0]) + abs(f[1] - s.head[1]))
 
             def distance(m: str) -> int:
                 x, y = rules.next_square(state, s.head, m)

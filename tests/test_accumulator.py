@@ -53,7 +53,8 @@ def pick_moves(state: GameState, rng: random.Random) -> dict[str, str]:
     """Mostly survivable random moves: among each snake's candidate moves (not its neck, a
     wall or a body)."""
     obstacles = obstacles_after_move(state)
-    return {s.id: rng.choice(candidate_moves(state, s, obstacles)) for s in state.board.living_snakes}
+    return {s.id: rng.choice(candidate_moves(state, s, obstacles))
+            for s in state.board.living_snakes}
 
 
 def rules_games(n_games: int, seed: int):

@@ -15,7 +15,8 @@ def test_the_futility_stop_ends_a_losing_match_sooner_on_the_same_games(capsys):
     gate.main(["--matches", "30", "--scores", "0.25,0.6", "--seed", "3"])
     out = capsys.readouterr().out
     rows = dict(re.findall(r"score (0\.\d+, (?:SPRT only|futility)): mean ([\d.]+) games", out))
-    assert set(rows) == {"0.250, SPRT only", "0.250, futility", "0.600, SPRT only", "0.600, futility"}
+    assert set(rows) == {"0.250, SPRT only", "0.250, futility",
+                         "0.600, SPRT only", "0.600, futility"}
     # a candidate scoring 25 %: SPRT needs dozens of games, the futility stop far fewer
     assert float(rows["0.250, futility"]) < float(rows["0.250, SPRT only"]) / 2
     assert "0.250, futility: mean" in out and "worse 100.0 %" in out

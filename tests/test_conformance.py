@@ -45,9 +45,9 @@ def _write(tmp_path: Path, lines: list[dict], name: str = "case.jsonl") -> Path:
     path = tmp_path / name
     if name.endswith(".gz"):
         with gzip.open(path, "wt") as f:
-            f.writelines(json.dumps(l) + "\n" for l in lines)
+            f.writelines(json.dumps(line) + "\n" for line in lines)
     else:
-        path.write_text("".join(json.dumps(l) + "\n" for l in lines))
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
 
 
@@ -73,8 +73,9 @@ def test_a_wrong_health_is_a_mismatch_with_a_diff(tmp_path, capsys):
 
 def test_every_field_is_compared(tmp_path):
     base = _lines("squad_7x7.jsonl.gz")
-    line = next(l for l in base if any(s["eliminated_cause"] for s in l["after_rules"]["snakes"])
-                and l["after_rules"]["food"])
+    line = next(candidate for candidate in base
+                if any(s["eliminated_cause"] for s in candidate["after_rules"]["snakes"])
+                and candidate["after_rules"]["food"])
     dead = next(i for i, s in enumerate(line["after_rules"]["snakes"]) if s["eliminated_cause"])
     edits = [
         lambda a: a["snakes"][dead].update(eliminated_cause="hazard"),
@@ -92,7 +93,8 @@ def test_every_field_is_compared(tmp_path):
 
 def test_spawned_food_must_obey_the_spawn_rule(tmp_path):
     lines = _lines("standard_11x11.jsonl.gz")
-    line = next(l for l in lines if l["spawned_food"] and not l["last_turn"])
+    line = next(candidate for candidate in lines
+                if candidate["spawned_food"] and not candidate["last_turn"])
     head = line["after_rules"]["snakes"][0]["body"][0]
     for bad_food in ({"x": head["x"], "y": head["y"]},                   # on a body
                      {"x": head["x"] + 1 if head["x"] < 10 else head["x"] - 1, "y": head["y"]}):

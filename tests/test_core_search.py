@@ -32,7 +32,8 @@ def test_move_generation_equals_the_reference():
             if not snake.alive:
                 continue
             count = candidate_moves(packed.g, packed.s, i, out)
-            assert tuple(MOVES[m] for m in out[:count]) == rules.candidate_moves(state, snake, obstacles)
+            assert (tuple(MOVES[m] for m in out[:count])
+                    == rules.candidate_moves(state, snake, obstacles))
             assert MOVES[cheap_move(packed.g, packed.s, i, out)] == \
                 search_plan.cheap_move(state, snake, obstacles)
             checked += 1
@@ -290,7 +291,8 @@ def test_at_equal_depth_the_compiled_search_finds_the_python_search_value():
         request = MoveRequest(state, living[0])
         for depth in (1, 2, 3):
             python = SearchStrategy(think_ms=60_000, max_depth=depth).search(request)
-            compiled = SearchStrategy(think_ms=60_000, max_depth=depth, engine="compiled").search(request)
+            compiled = SearchStrategy(think_ms=60_000, max_depth=depth,
+                                      engine="compiled").search(request)
             assert compiled.depth == python.depth == depth or compiled.stopped == python.stopped
             assert abs(compiled.score - python.score) < 1e-9, (state.game.ruleset.name, depth)
             compared += 1
@@ -503,8 +505,8 @@ def test_exact_root_scores_are_each_moves_own_value():
 
 
 def _core_search(state, you_index=0, **options):
-    """``snake.search.compiled.threads.run`` on ``state`` for its ``you_index``-th living snake, with
-    the default plan of opponents."""
+    """``snake.search.compiled.threads.run`` on ``state`` for its ``you_index``-th living snake,
+    with the default plan of opponents."""
     from snake.search.compiled.threads import run
     living = [s for s in state.board.snakes if s.alive]
     plan = search_plan.plan_snakes(state, living[you_index].id)
@@ -643,7 +645,8 @@ def test_a_search_uses_threads_only_on_cores_no_other_search_holds(monkeypatch):
     result = strategy.search(request)
     assert result.threads == 2 and result.move in MOVES
     assert strategy._helpers == 0                # given back
-    limited = make_search_strategy("search", overrides={"threads": 4, "max_nodes": 300}).search(request)
+    limited = make_search_strategy("search",
+                                   overrides={"threads": 4, "max_nodes": 300}).search(request)
     assert limited.threads == 1 and limited.stopped == "nodes"
     with pytest.raises(ValueError, match="threads"):
         make_search_strategy("search", overrides={"threads": 0})

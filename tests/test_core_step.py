@@ -78,7 +78,8 @@ def play_differential(seed: int, target_turns: int) -> tuple[int, int]:
                 side_drawn = rng.randrange(4)
             after_rules = rules.apply_rules(state, moves, royale_side=side_drawn)
             report = turns % 5 == 0
-            stepped, changes = core.apply_rules(packed, moves, royale_side=side_drawn, report=report)
+            stepped, changes = core.apply_rules(packed, moves, royale_side=side_drawn,
+                                                report=report)
             assert rule_fields(core.decode(stepped)) == rule_fields(after_rules), \
                 f"{ruleset} {map_name} {side}x{side}, turn {state.turn}, moves {moves}"
             if report:
@@ -97,7 +98,8 @@ def play_differential(seed: int, target_turns: int) -> tuple[int, int]:
             after.turn += 1
             spawned = after.board.food[len(rules_food):]
             assert after.board.food[:len(rules_food)] == rules_food
-            hazards = after.board.hazards if after.board.hazards != after_rules.board.hazards else None
+            hazards = (after.board.hazards if after.board.hazards != after_rules.board.hazards
+                       else None)
             packed = core.end_turn(stepped, spawned, hazards)
             state = after
             turns += 1

@@ -233,7 +233,7 @@ def test_a_move_that_waited_for_a_thread_counts_its_wait(tmp_path):
             if len(rows) == 2:
                 break
             time.sleep(0.1)
-        (first_think, first_answer), (second_think, second_answer) = rows["first"], rows["second"]
+        (first_think, _), (second_think, second_answer) = rows["first"], rows["second"]
         # the second's time counts its wait (about the first's whole think) ...
         assert second_answer > 0.8 * first_think
         # ... so it thinks for what is left, not for a whole turn as the first did

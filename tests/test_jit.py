@@ -43,7 +43,8 @@ def test_the_digest_changes_with_any_source(tmp_path):
         shutil.copy(ROOT / name, tmp_path / name)
     digest = jit.source_digest(tmp_path)
     assert digest == jit.source_digest(ROOT)
-    for name in ("snake/evaluation/compiled/control.py", "snake/rules/stages.py", "nnue/features.py"):
+    for name in ("snake/evaluation/compiled/control.py", "snake/rules/stages.py",
+                 "nnue/features.py"):
         original = (tmp_path / name).read_text()
         (tmp_path / name).write_text(original + "\n# an edit\n")
         assert jit.source_digest(tmp_path) != digest
@@ -107,7 +108,8 @@ def test_the_cache_lives_in_the_digest_folder_under_numba_cache_dir(tmp_path):
     folder = tmp_path / f"nuppeppou-{jit.source_digest()}"
     assert out == [str(folder)] * 3
     # a compiled call writes its cache there (a small function: quick to compile)
-    subprocess.run([sys.executable, "-c", "from snake.search.compiled.timer import monotonic; monotonic()"],
+    subprocess.run([sys.executable, "-c",
+                    "from snake.search.compiled.timer import monotonic; monotonic()"],
                    env=env, cwd=ROOT, check=True)
     assert list(folder.rglob("timer._monotonic-*.nbi"))
     # a folder of the user's own named like ours is a base, not an inherited folder

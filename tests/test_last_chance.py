@@ -146,7 +146,8 @@ def test_the_search_strategy_plays_its_last_chance_only_when_every_move_is_lost(
         decision = chance.choose(request, None)
         assert decision.move == "down"
         assert "last chance" in decision.method
-        assert "down survives the most of 18 replies this turn with a way out" in decision.search.note
+        assert ("down survives the most of 18 replies this turn with a way out"
+                in decision.search.note)
     # a position that is not lost this turn is left to the search
     open_board = from_ascii("""
         . . . . . . .

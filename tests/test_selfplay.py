@@ -67,7 +67,8 @@ def test_selfplay_writes_positions_with_blended_targets(reference, tmp_path):
             higher = raw[i, m][:, None] > raw[i, m][None, :] + 1e-6
             assert (each[i, m][:, None] >= each[i, m][None, :] - 1e-6)[higher].all()
     train = load_split(out, "train")     # what the trainer reads
-    assert len(train) == sum(len(z["moves"]) for name, z in written.items() if name.startswith("train"))
+    assert len(train) == sum(len(z["moves"]) for name, z in written.items()
+                             if name.startswith("train"))
     assert train.move_targets is not None and train.move_targets.shape == (len(train), 4)
 
 
@@ -133,7 +134,8 @@ def test_games_stopped_at_the_cap_are_draws_for_the_snakes_still_in(tmp_path):
     written = shards(tmp_path / "kept").values()
     results = np.concatenate([z["results"] for z in written])
     turns = np.concatenate([z["turns"] for z in written])
-    solo = np.concatenate([np.char.startswith(z["block_names"][z["blocks"]], "solo") for z in written])
+    solo = np.concatenate([np.char.startswith(z["block_names"][z["blocks"]], "solo")
+                           for z in written])
     assert len(results) and turns.max() == 11
     assert set(np.unique(results[~solo])) <= {0.0, 0.5}
     assert np.allclose(results[solo], 12 / 100)       # solo: min(T / 100, 1), T = 12 moves

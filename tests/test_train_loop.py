@@ -40,7 +40,8 @@ def test_each_generation_plays_learns_and_is_gated(two_generations):
         assert set(g["seconds"]) == {"play", "train", "export", "gate"}
         assert Network.load(directory / f"gen-{g['generation']}" / "nnue.npz").hidden == (8, 4)
         match = g["match"]
-        assert match["games"] in (2, 4) and match["wins"] + match["draws"] + match["losses"] == match["games"]
+        assert (match["games"] in (2, 4)
+                and match["wins"] + match["draws"] + match["losses"] == match["games"])
         assert match["against"] == g["parent"]
         assert (match["verdict"], g["promoted"]) == loop.decide(
             Score(match["wins"], match["draws"], match["losses"]), [0, 30], 0.05, 0.05,
@@ -53,9 +54,11 @@ def test_each_generation_plays_learns_and_is_gated(two_generations):
     assert gens[1]["train"]["positions"] == sum(g["data"]["positions"] for g in gens)
     assert gens[1]["train"]["games"] == sum(g["data"]["games"] for g in gens) == 12
     window = json.loads((directory / "gen-2" / "window" / "meta.json").read_text())
-    assert [m["dir"] for m in window["merged_from"]] == [str(directory / f"gen-{k}" / "data") for k in (1, 2)]
+    assert [m["dir"] for m in window["merged_from"]] == [str(directory / f"gen-{k}" / "data")
+                                                         for k in (1, 2)]
     shipped = Network.load(directory / "gen-2" / "nnue.npz").manifest["data"]
-    assert shipped["positions"] == gens[1]["train"]["positions"] and len(shipped["merged_from"]) == 2
+    assert (shipped["positions"] == gens[1]["train"]["positions"]
+            and len(shipped["merged_from"]) == 2)
     # the second generation is played by the best of the first gate
     assert gens[1]["parent"] == (1 if gens[0]["promoted"] else 0)
     best = state["best"]
@@ -110,7 +113,8 @@ def test_an_interrupted_loop_resumes_where_it_stopped(two_generations, tmp_path)
 
 def test_the_window_is_the_last_generations_that_exist(tmp_path):
     def window(size, g):
-        return loop.Loop(loop.parse_args(["--dir", str(tmp_path / f"w{size}"), "--window", str(size)])).window(g)
+        return loop.Loop(loop.parse_args(["--dir", str(tmp_path / f"w{size}"),
+                                          "--window", str(size)])).window(g)
 
     assert [window(3, g) for g in (1, 2, 3, 5)] == [[1], [1, 2], [1, 2, 3], [3, 4, 5]]
     assert window(1, 4) == [4]

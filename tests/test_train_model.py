@@ -80,7 +80,8 @@ def test_float_weights_give_the_same_scores_in_numpy():
     with torch.no_grad():
         model.ft_bias.normal_(0, 0.1)
     active = np.array([10, 200, 3000, 40000], dtype=np.int32)
-    want = torch.sigmoid(model(torch.from_numpy(active.astype(np.int64)), torch.tensor([0]))).detach().numpy()[0]
+    want = torch.sigmoid(model(torch.from_numpy(active.astype(np.int64)),
+                               torch.tensor([0]))).detach().numpy()[0]
     net = Network.from_float(**model.float_weights())
     assert net.hidden == (16, 8)
     np.testing.assert_allclose(net.evaluate(active), want, atol=1e-6)

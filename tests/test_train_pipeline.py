@@ -43,7 +43,8 @@ def test_tiny_run_exports_a_loadable_network(data_dir, tmp_path, capsys):
     assert net.quantised and net.hidden == (8, 4)
     assert net.manifest["data"]["seed"] == 11
     assert net.manifest["training"]["epochs_run"] == 1
-    assert set(net.manifest["data"]["positions_per_block"]["train"]) >= {"standard 7x7", "squad 19x19"}
+    assert (set(net.manifest["data"]["positions_per_block"]["train"])
+            >= {"standard 7x7", "squad 19x19"})
     agreement = manifest["agreement_numpy_vs_torch"]
     assert agreement["positions"] > 0 and agreement["max_abs_diff"] < 0.02
     assert agreement["serving_path_max_abs_diff"] < export.SERVING_TOLERANCE
@@ -105,7 +106,8 @@ def test_self_play_data_trains_every_move_and_exports(data_dir, tmp_path):
 
     data = tmp_path / "sp"
     selfplay.main(["--out", str(data), "--games", "6", "--nodes", "60", "--chunk", "1",
-                   "--seed", "11", "--workers", "1", "--holdout", "0.25", "--quiet"])   # all 3 splits
+                   "--seed", "11", "--workers", "1",
+                   "--holdout", "0.25", "--quiet"])   # all 3 splits
     run = tmp_path / "run"
     state = fit.fit(fit_args(data, run, "--epochs", "2"))
     history = json.loads((run / "history.json").read_text())
@@ -199,7 +201,8 @@ def test_merge_joins_finished_chunks_of_several_runs(data_dir, tmp_path):
     fit.fit(fit_args(merged, tmp_path / "run", "--epochs", "1"))  # the trainer reads it
     manifest = export.export(tmp_path / "run", merged, tmp_path / "w" / "nnue.npz", threads=1)
     assert [m["seed"] for m in manifest["data"]["merged_from"]] == [11, 4]
-    assert manifest["data"]["capped_games_were"] == f"{a}: kept, the snakes still in drawing; {b}: dropped"
+    assert (manifest["data"]["capped_games_were"]
+            == f"{a}: kept, the snakes still in drawing; {b}: dropped")
     with pytest.raises(merge.MergeError, match="other data"):
         merge.merge(merged, [a])
     with pytest.raises(merge.MergeError, match="different kinds"):

@@ -8,19 +8,20 @@
 
 Games. Game ``n`` (0, 1, 2, ...) is played in the block ``SCHEDULE[n mod 18]``: the six
 rulesets with features (standard, constrictor, royale, wrapped, solo, squad) times the three
-boards (7x7, 11x11, 19x19), ruleset first, so every block gets the same number of games. The snake count is drawn uniformly:
-1 in solo; 2-4 on 7x7 and 2-8 on 11x11 and 19x19 otherwise; squad uses the even counts of
-that range from 4 up, in squads of two (two snakes would form a single squad: a game that
-is over before its first turn). Maps: ``royale`` for royale, ``standard`` for the rest, with
+boards (7x7, 11x11, 19x19), ruleset first, so every block gets the same number of games. The snake
+count is drawn uniformly: 1 in solo; 2-4 on 7x7 and 2-8 on 11x11 and 19x19 otherwise; squad uses the
+even counts of that range from 4 up, in squads of two (two snakes would form a single squad: a game
+that is over before its first turn). Maps: ``royale`` for royale, ``standard`` for the rest, with
 the engine's default settings (squad: all four squad settings on, as the last squad release
 played). Every snake is the seed's ``random`` snake (SPEC section 5): never back onto its
 own neck, otherwise uniformly random (:func:`snake.seed.random_move`, drawn from the
-game's own seeded ``random.Random``, without a request per move); everything else (setup, movement, collisions, feeding, food spawning,
-royale hazards, game over and result) comes from :mod:`snake.rules.start` and :mod:`snake.rules`.
+game's own seeded ``random.Random``, without a request per move); everything else (setup, movement,
+collisions, feeding, food spawning, royale hazards, game over and result) comes from
+:mod:`snake.rules.start` and :mod:`snake.rules`.
 
 Game ``n`` depends only on ``(seed, n)``: its split (by default about 90% train, 5%
-validation, 5% test, drawn per game, so the split is by game; ``--holdout``), its snake count and all of its random
-choices. The output is therefore the same whatever ``--workers`` and ``--chunk``.
+validation, 5% test, drawn per game, so the split is by game; ``--holdout``), its snake count and
+all of its random choices. The output is therefore the same whatever ``--workers`` and ``--chunk``.
 
 Positions. Before each turn, every living snake contributes one position from its own view:
 its active features (:func:`nnue.features.active_features`), the move it then plays, and its
@@ -234,13 +235,15 @@ def run_chunk(task: tuple[str, int, int, int, int, int, float]) -> dict:
     result = {"chunk": chunk, "first": first, "count": count, "blocks": BLOCK_NAMES,
               "counts": counts,
               "capped": capped, "turns": lengths, "seconds": time.monotonic() - t0}
-    write_chunk(out_dir, result, {split: (b.build(), {}) for split, b in builders.items() if len(b)})
+    write_chunk(out_dir, result,
+                {split: (b.build(), {}) for split, b in builders.items() if len(b)})
     return result
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m training.datagen",
-                                 description="Generate NNUE training positions from random-snake games.")
+                                 description="Generate NNUE training positions from "
+                                             "random-snake games.")
     ap.add_argument("--out", required=True, help="data directory (created)")
     ap.add_argument("--games", type=int, help="number of games (random snakes)")
     ap.add_argument("--from-game-log", metavar="DB",
@@ -295,7 +298,8 @@ def generate(args: argparse.Namespace, argv: list[str] | None = None) -> dict:
     turns = [0] * N_BLOCKS
     finished = [t for t in tasks if chunk_done(out / f"chunk-{t[2]:05d}.json", t[3], t[4])]
     for t in finished:
-        if json.loads((out / f"chunk-{t[2]:05d}.json").read_text()).get("blocks") != list(BLOCK_NAMES):
+        if (json.loads((out / f"chunk-{t[2]:05d}.json").read_text()).get("blocks")
+                != list(BLOCK_NAMES)):
             raise SystemExit(f"{out} holds chunks counted with another block numbering (made "
                              "before the feature layout owned it); use another --out")
     done = sum(t[4] for t in finished)

@@ -76,7 +76,8 @@ def format_table(rows: list[dict], markdown: bool = False) -> str:
         if not r["positions"]:
             cells = [r["block"], "0", "-", "-", "-", "-"]
         else:
-            cells = [r["block"], f"{r['positions']:,}", f"{r['network']:.4f}", f"{r['baseline']:.4f}",
+            cells = [r["block"], f"{r['positions']:,}", f"{r['network']:.4f}",
+                     f"{r['baseline']:.4f}",
                      f"{100 * r['improvement']:.1f}%", f"{r['block_mean_baseline']:.4f}"]
         if markdown:
             lines.append("| " + " | ".join(cells) + " |")
@@ -86,7 +87,8 @@ def format_table(rows: list[dict], markdown: bool = False) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m training.evaluate", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m training.evaluate",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", required=True, help="data directory of training.datagen")
     ap.add_argument("--weights", default=str(DEFAULT_WEIGHTS))
     ap.add_argument("--split", default="test", choices=("train", "val", "test"))

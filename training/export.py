@@ -109,7 +109,8 @@ def export(run: str | Path, data: str | Path, out: str | Path, *, checkpoint: st
     all_moves = ck.get("config", {}).get("loss") == "moves"
     move_losses = {}
     if all_moves and val.move_targets is not None and test.move_targets is not None:
-        move_losses = {"validation_loss_every_move": float(bce(val_scores, val.move_targets).mean()),
+        move_losses = {"validation_loss_every_move":
+                           float(bce(val_scores, val.move_targets).mean()),
                        "test_loss_every_move": float(bce(torch_scores, test.move_targets).mean())}
     capped = meta.get("capped_games", 0)
     self_play = meta.get("source") == "self-play"
@@ -121,7 +122,8 @@ def export(run: str | Path, data: str | Path, out: str | Path, *, checkpoint: st
 
     train_targets = [np.load(p, allow_pickle=False)["targets"]
                      for p in sorted(Path(data).glob("train-*.npz"))]
-    train_mean = float(np.concatenate(train_targets).astype(np.float64).mean()) if train_targets else None
+    train_mean = (float(np.concatenate(train_targets).astype(np.float64).mean())
+                  if train_targets else None)
 
     manifest: dict[str, Any] = {
         "trained_by": ("training on self-play (search scores and results)" if self_play
@@ -131,7 +133,8 @@ def export(run: str | Path, data: str | Path, out: str | Path, *, checkpoint: st
             "generator": generator,
             "seed": meta.get("seed"), "command": meta.get("command"),
             "games": meta.get("games"), "positions": meta.get("positions"),
-            "max_turns": meta.get("max_turns"), "capped_games": capped if isinstance(capped, int) else sum(capped),
+            "max_turns": meta.get("max_turns"),
+            "capped_games": capped if isinstance(capped, int) else sum(capped),
             "capped_games_were": _capped_rule(meta),
             "datagen_seconds": meta.get("seconds"), "datagen_workers": meta.get("workers"),
             "games_per_block": {s: _per_block(meta, s, "games") for s in SPLITS},
@@ -175,7 +178,8 @@ def export(run: str | Path, data: str | Path, out: str | Path, *, checkpoint: st
                      "max_abs_diff": float(diff.max()) if len(test) else 0.0,
                      "mean_abs_diff": float(diff.mean()) if len(test) else 0.0,
                      "test_loss_numpy": np_loss, "test_loss_torch": torch_loss,
-                     "same_best_move_fraction": float((np_scores.argmax(1) == torch_scores.argmax(1)).mean())
+                     "same_best_move_fraction": float((np_scores.argmax(1)
+                                                       == torch_scores.argmax(1)).mean())
                      if len(test) else 1.0,
                      "serving_path_max_abs_diff": _serving_diff(shipped, test, np_scores)}
         if agreement["max_abs_diff"] > max_diff:
@@ -184,7 +188,8 @@ def export(run: str | Path, data: str | Path, out: str | Path, *, checkpoint: st
                               f"{max_diff}): not exported")
         if agreement["serving_path_max_abs_diff"] > SERVING_TOLERANCE:
             raise ExportError(f"the serving path (accumulator, compiled forward pass) differs "
-                              f"from the numpy network by {agreement['serving_path_max_abs_diff']:.2e}: "
+                              f"from the numpy network by "
+                              f"{agreement['serving_path_max_abs_diff']:.2e}: "
                               "not exported")
         # The agreement is only known once the file exists: save again with it included.
         manifest["test_loss"] = np_loss

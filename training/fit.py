@@ -27,8 +27,8 @@ moments, epoch, batch within the epoch, history; written every ``--checkpoint-ev
 and at each epoch end), ``best.pt`` (the weights with the lowest validation loss so far),
 ``history.json``, ``loss.png`` (the curves) and ``train.log`` lines on stdout. ``--resume``
 continues from ``checkpoint.pt`` exactly where it stopped (a run that stopped early stays
-stopped unless ``--patience`` is raised: the same command again changes nothing). Training stops after
-``--epochs``, after ``--patience`` epochs without a better validation loss, or when
+stopped unless ``--patience`` is raised: the same command again changes nothing). Training stops
+after ``--epochs``, after ``--patience`` epochs without a better validation loss, or when
 ``--time-limit`` seconds have passed (the weights reached inside the epoch are validated and
 kept as ``best.pt`` if better; a checkpoint is saved: resume later).
 """
@@ -53,7 +53,8 @@ from snake.progress import Progress
 from training.shards import Positions, load_split
 
 
-def batch_tensors(pos: Positions, rows: np.ndarray, all_moves: bool = False) -> tuple[torch.Tensor, ...]:
+def batch_tensors(pos: Positions, rows: np.ndarray,
+                  all_moves: bool = False) -> tuple[torch.Tensor, ...]:
     """``(indices, offsets, moves, targets)`` tensors of the positions ``rows``; with
     ``all_moves`` the targets are the ``[B, 4]`` move targets."""
     sub = pos.select(rows)
@@ -69,7 +70,8 @@ def batch_loss(model: NnueModel, batch: tuple[torch.Tensor, ...]) -> torch.Tenso
     targets are per move, else the played move's."""
     idx, off, moves, targets = batch
     logits = model(idx, off)
-    return all_moves_loss(logits, targets) if targets.dim() == 2 else played_move_loss(logits, moves, targets)
+    return (all_moves_loss(logits, targets) if targets.dim() == 2
+            else played_move_loss(logits, moves, targets))
 
 
 def epoch_batches(pos: Positions, batch_size: int, seed: int, epoch: int) -> list[np.ndarray]:
@@ -143,7 +145,8 @@ def load_model(path: str | Path) -> tuple[NnueModel, dict[str, Any]]:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="python -m training.fit", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m training.fit",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", required=True, help="data directory written by training.datagen")
     ap.add_argument("--run", required=True, help="run directory (checkpoints, history, plot)")
     ap.add_argument("--hidden", type=int, nargs=2, default=[512, 512], metavar=("H1", "H2"))
@@ -360,7 +363,8 @@ def fit(args: argparse.Namespace, argv: list[str] | None = None) -> dict[str, An
         state["step_in_epoch"] = 0
         state["epoch_loss_sum"], state["epoch_count"] = 0.0, 0
         if state["bad_epochs"] >= config["patience"]:
-            state["stopped"] = f"early stop: no better validation loss for {config['patience']} epochs"
+            state["stopped"] = (f"early stop: no better validation loss for "
+                                f"{config['patience']} epochs")
         checkpoint()
         write_history()
     if not state["stopped"]:

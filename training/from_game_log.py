@@ -114,7 +114,8 @@ def _results(final, snakes: dict[str, Snake], last_seen: dict[str, int], us: str
         if (sid != us and alive is None and not final.board.snakes
                 and last_seen[sid] == watched_until < final.turn - 1):
             continue     # a draw if it fell on the final turn, else a loss: cannot be told
-        # (the record's last line is the final turn: snake.observability.gamelog.reader.record_lines)
+        # (the record's last line is the final turn:
+        # snake.observability.gamelog.reader.record_lines)
         result = outcome_at_end(final, alive if alive is not None else snake,
                                 last_seen[sid] if alive is None else None, final_turn=final.turn)
         if result in OUTCOME_TARGET:

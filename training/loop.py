@@ -226,10 +226,12 @@ class Loop:
         # the data the network was trained on, as its run recorded it
         data = json.loads((run / "history.json").read_text())["config"]["data"]
         manifest = export.export(run, data, out,
-                                 command=f"python -m training.loop --dir {self.dir} (generation {g})",
+                                 command=f"python -m training.loop --dir {self.dir} "
+                                         f"(generation {g})",
                                  threads=self.args.workers,
                                  note=f"generation {g} of {self.dir}")
-        return {"export": {"bytes": out.stat().st_size, "validation_loss": manifest["validation_loss"]}}
+        return {"export": {"bytes": out.stat().st_size,
+                           "validation_loss": manifest["validation_loss"]}}
 
     def gate(self, g: int, parent: int) -> dict:
         """The match of generation ``g`` against ``parent``, played in pieces (resumable),
@@ -257,7 +259,8 @@ class Loop:
                 argv = [self.player_of(g), self.player_of(parent), "--games", str(games),
                         "--size", str(a.gate_size), "--snakes", str(a.gate_snakes),
                         "--timeout", str(a.gate_timeout), "--builtin-timeout",
-                        "--parallel", str(a.workers), "--seed", str(a.seed * 100_000 + g * 1000 + piece),
+                        "--parallel", str(a.workers),
+                        "--seed", str(a.seed * 100_000 + g * 1000 + piece),
                         "--max-turns", str(a.gate_max_turns), "-q", "-o", str(part)]
                 say(f"  gate: python -m snake.arena {' '.join(argv)}")
                 code = arena(argv)
@@ -279,7 +282,8 @@ class Loop:
                  "elo": score.elo, "elo_ci95": [elo_lo, elo_hi], "sprt": list(a.sprt),
                  "llr": llr, "verdict": verdict, "against": parent}
         say(f"  gate: {score.wins}-{score.draws}-{score.losses}, score {score.fraction:.3f} "
-            f"[{lo:.3f}, {hi:.3f}], verdict {verdict}: {'promoted' if promoted else 'not promoted'}")
+            f"[{lo:.3f}, {hi:.3f}], verdict {verdict}: "
+            f"{'promoted' if promoted else 'not promoted'}")
         if promoted:    # saved with the stage; a crash before that replays the (finished) match
             shutil.copyfile(self.weights_of(g), self.dir / "best.npz.tmp")
             os.replace(self.dir / "best.npz.tmp", self.dir / "best.npz")
@@ -314,7 +318,8 @@ class Loop:
         for record in self.state["generations"]:
             match = record.get("match")
             if match and record["parent"] in elo:
-                diff = match["elo"] if math.isfinite(match["elo"]) else math.copysign(800.0, match["score"] - 0.5)
+                diff = (match["elo"] if math.isfinite(match["elo"])
+                        else math.copysign(800.0, match["score"] - 0.5))
                 elo[record["generation"]] = elo[record["parent"]] + diff
         return elo
 
@@ -322,17 +327,22 @@ class Loop:
         from training.plot import plot_curves
 
         elo = self.elo_by_generation()
-        lines = ["| gen | parent | self-play games | positions | play s | trained on | train (val loss, epochs) "
-                 "| train s | export s | match W-D-L | score [95 %] | Elo [95 %] | SPRT | promoted | gate s |",
+        lines = ["| gen | parent | self-play games | positions | play s | trained on "
+                 "| train (val loss, epochs) | train s | export s | match W-D-L | score [95 %] "
+                 "| Elo [95 %] | SPRT | promoted | gate s |",
                  "|---:|---:|---:|---:|---:|---|---|---:|---:|---|---|---|---|---|---:|"]
         for r in self.state["generations"]:
-            data, train, match, secs = r.get("data", {}), r.get("train", {}), r.get("match"), r.get("seconds", {})
+            data, train, match, secs = (r.get("data", {}), r.get("train", {}), r.get("match"),
+                                        r.get("seconds", {}))
             if match:
                 lo, hi = match["score_ci95"]
                 e_lo, e_hi = match["elo_ci95"]
-                m = (f"{match['wins']}-{match['draws']}-{match['losses']} | {100 * match['score']:.1f} % "
-                     f"[{100 * lo:.1f}, {100 * hi:.1f}] | {match['elo'] + 0.0:+.0f} [{e_lo + 0.0:+.0f}, {e_hi + 0.0:+.0f}] | "
-                     f"{match['verdict']} (LLR {match['llr']:.2f}) | {'yes' if r.get('promoted') else 'no'}")
+                m = (f"{match['wins']}-{match['draws']}-{match['losses']} | "
+                     f"{100 * match['score']:.1f} % "
+                     f"[{100 * lo:.1f}, {100 * hi:.1f}] | {match['elo'] + 0.0:+.0f} "
+                     f"[{e_lo + 0.0:+.0f}, {e_hi + 0.0:+.0f}] | "
+                     f"{match['verdict']} (LLR {match['llr']:.2f}) | "
+                     f"{'yes' if r.get('promoted') else 'no'}")
             else:
                 m = "… | | | | (in progress)"
             t = (f"{train['best_val']:.4f}, {train['epochs']}" if train else "")
@@ -342,9 +352,11 @@ class Loop:
                          f"{secs.get('train', '')} | {secs.get('export', '')} | {m} | "
                          f"{secs.get('gate', '')} |")
         best = self.state["best"]
-        text = (f"# Learning loop `{self.dir}`\n\nSettings: `{json.dumps(self.state['settings'])}`\n\n"
+        text = (f"# Learning loop `{self.dir}`\n\n"
+                f"Settings: `{json.dumps(self.state['settings'])}`\n\n"
                 + "\n".join(lines) + f"\n\nBest: generation {best}"
-                + (" (board control alone)" if best == 0 else f" (`{self.weights_of(best)}`)") + "\n")
+                + (" (board control alone)" if best == 0 else f" (`{self.weights_of(best)}`)")
+                + "\n")
         (self.dir / "generations.md").write_text(text)
         gens = sorted(elo)
         chain = [0] + [r["generation"] for r in self.state["generations"] if r.get("promoted")]
@@ -398,8 +410,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--dir", required=True, help="the loop's directory (created; a rerun resumes)")
     ap.add_argument("--generations", type=int, default=3, help="stop after this generation (3)")
     ap.add_argument("--games", type=int, default=2000, help="self-play games per generation (2000)")
-    ap.add_argument("--nodes", type=int, default=8000, help="self-play search nodes per move (8000)")
-    ap.add_argument("--lambda", dest="lam", type=float, default=0.5, help="result's share of the target")
+    ap.add_argument("--nodes", type=int, default=8000,
+                    help="self-play search nodes per move (8000)")
+    ap.add_argument("--lambda", dest="lam", type=float, default=0.5,
+                    help="result's share of the target")
     ap.add_argument("--chunk", type=int, default=10, help="self-play games per chunk (10)")
     ap.add_argument("--holdout", type=float, default=0.05,
                     help="self-play games held out for validation, and as many for test (0.05)")
@@ -408,7 +422,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--hidden", type=int, nargs=2, default=[128, 32], metavar=("H1", "H2"))
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--network-weight", type=float, default=0.5, choices=sorted(VARIANT_OF_WEIGHT),
-                    help="the network's share of a leaf's value: 0.5 (search-blend) or 1 (search-net)")
+                    help="the network's share of a leaf's value: 0.5 (search-blend) "
+                         "or 1 (search-net)")
     ap.add_argument("--gate-games", type=int, default=400, help="match games at most (400)")
     ap.add_argument("--gate-piece", type=int, default=20, help="games per match piece (20)")
     ap.add_argument("--sprt", type=_elo_pair, default=(0.0, 30.0), metavar="ELO0,ELO1")
@@ -421,7 +436,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--gate-snakes", type=int, default=2)
     ap.add_argument("--gate-max-turns", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--workers", type=int, default=2, help="processes (self-play, match) and threads (training)")
+    ap.add_argument("--workers", type=int, default=2,
+                    help="processes (self-play, match) and threads (training)")
     ap.add_argument("--ray", metavar="ADDRESS", help="self-play on a Ray cluster")
     args = ap.parse_args(argv)
     args.hidden = list(args.hidden)

@@ -98,10 +98,12 @@ def merge(out: str | Path, sources: list[str | Path], command: str = "") -> dict
                 for key in ("games", "positions"):
                     values = done["counts"][split][key]
                     old = counts[split][key]
-                    counts[split][key] = values if old is None else [a + b for a, b in zip(old, values)]
+                    counts[split][key] = (values if old is None
+                                          else [a + b for a, b in zip(old, values)])
                 games += sum(done["counts"][split]["games"])
                 positions += sum(done["counts"][split]["positions"])
-            capped += int(done["capped"] if isinstance(done["capped"], int) else sum(done["capped"]))
+            capped += int(done["capped"] if isinstance(done["capped"], int)
+                          else sum(done["capped"]))
             worker_seconds += float(done.get("seconds", 0.0))
     if blocks is None:
         raise MergeError("no finished chunk in any source")

@@ -52,8 +52,8 @@ class NnueModel(nn.Module):
     @classmethod
     def from_network(cls, network) -> NnueModel:
         """A model holding a :class:`nnue.network.Network`'s weights (a quantised first
-        layer back in float: ``w1 * scale``, ``b1 * scale``; ``W2`` likewise), to train further from a
-        shipped weight file; the inverse of :meth:`float_weights` up to quantisation."""
+        layer back in float: ``w1 * scale``, ``b1 * scale``; ``W2`` likewise), to train further from
+        a shipped weight file; the inverse of :meth:`float_weights` up to quantisation."""
         model = cls(tuple(network.hidden), n_features=network.w1.shape[0])
         scale = network.w1_scale.astype("float32")
         with torch.no_grad():
@@ -99,7 +99,8 @@ def all_moves_loss(logits: torch.Tensor, targets: torch.Tensor,
     return loss.mean() if reduction == "mean" else loss
 
 
-def make_optimisers(model: NnueModel, lr: float) -> tuple[torch.optim.Optimizer, torch.optim.Optimizer]:
+def make_optimisers(model: NnueModel,
+                    lr: float) -> tuple[torch.optim.Optimizer, torch.optim.Optimizer]:
     """SparseAdam for the embedding table (lazy: only rows with a gradient move) and Adam
     for the dense parameters."""
     sparse = torch.optim.SparseAdam([model.ft.weight], lr=lr)

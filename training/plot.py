@@ -43,7 +43,8 @@ def write_png(path: str | Path, image: np.ndarray) -> None:
 
     def chunk(kind: bytes, data: bytes) -> bytes:
         body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
+        return (struct.pack(">I", len(data)) + body
+                + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF))
 
     png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
            + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
@@ -63,7 +64,8 @@ def _text(img: np.ndarray, x: int, y: int, text: str, colour=(0, 0, 0), scale: i
         x += 4 * scale
 
 
-def _line(img: np.ndarray, x0: float, y0: float, x1: float, y1: float, colour, thick: int = 1) -> None:
+def _line(img: np.ndarray, x0: float, y0: float, x1: float, y1: float, colour,
+          thick: int = 1) -> None:
     n = int(max(abs(x1 - x0), abs(y1 - y0))) + 1
     xs = np.rint(np.linspace(x0, x1, n)).astype(int)
     ys = np.rint(np.linspace(y0, y1, n)).astype(int)
@@ -82,7 +84,8 @@ def _tick(value: float, span: float) -> str:
 
 
 def plot_curves(path: str | Path, series: dict[str, tuple[list[float], list[float]]],
-                title: str = "", width: int = 720, height: int = 440, x_label: str = "epoch") -> None:
+                title: str = "", width: int = 720, height: int = 440,
+                x_label: str = "epoch") -> None:
     """Plot named ``(xs, ys)`` series (e.g. train and validation loss per epoch) to a PNG."""
     img = np.full((height, width, 3), 255, np.uint8)
     left, right, top, bottom = 80, width - 20, 40, height - 50

@@ -7,9 +7,9 @@
 **Games.** Game ``n`` depends only on ``(seed, n)``. Its kind is drawn from :data:`KINDS`,
 weighted by how Battlesnake is played: 11x11 standard first (duels and four-snake games),
 then royale, wrapped, constrictor, the other board sizes, squad and solo. Every snake is the
-compiled search with ``search-joint``'s tree (:mod:`snake.search.compiled.tree`: paranoid alpha-beta,
-joint replies of the two nearest opponents; board control, with ``--weights`` leaves valued
-``(1 - w) * board control + w * network`` at ``w`` = ``--network-weight``) limited to
+compiled search with ``search-joint``'s tree (:mod:`snake.search.compiled.tree`: paranoid
+alpha-beta, joint replies of the two nearest opponents; board control, with ``--weights`` leaves
+valued ``(1 - w) * board control + w * network`` at ``w`` = ``--network-weight``) limited to
 ``--nodes`` nodes per move, not to a time: the games are reproducible and do not depend on
 the machine's load. Openings are diverse: each game starts with a random number (0 to
 ``--opening``) of turns in which every snake plays a random move that is not certain death
@@ -96,13 +96,15 @@ class SelfPlayGame(DataGame):
     opening: int = 0
 
 
-def selfplay_game(seed: int, number: int, opening: int, holdout: float = DEFAULT_HOLDOUT) -> SelfPlayGame:
+def selfplay_game(seed: int, number: int, opening: int,
+                  holdout: float = DEFAULT_HOLDOUT) -> SelfPlayGame:
     game_seed = f"nuppeppou-selfplay/{seed}/{number}"
     rng = random.Random(game_seed + "/spec")
     ruleset, side, snakes, _ = rng.choices(KINDS, weights=[k[3] for k in KINDS])[0]
     u = rng.random()
     split = "train" if u < 1 - 2 * holdout else "val" if u < 1 - holdout else "test"
-    return SelfPlayGame(number, ruleset, side, snakes, split, game_seed, opening=rng.randint(0, opening))
+    return SelfPlayGame(number, ruleset, side, snakes, split, game_seed,
+                        opening=rng.randint(0, opening))
 
 
 def score_target(score: float) -> float:
@@ -133,7 +135,8 @@ def _network(weights: str | bytes):
     return _NETWORKS[key]
 
 
-def blend_moves(scores: np.ndarray, move: int, target: float, result: float, lam: float) -> np.ndarray:
+def blend_moves(scores: np.ndarray, move: int, target: float, result: float,
+                lam: float) -> np.ndarray:
     """Every move's target from its search score (certain death 0): the played move's is
     ``target``; another move's blends the game's result in as the played one does,
     ``lam * result + (1 - lam) * score``, so the targets rank the moves as the search did
@@ -218,8 +221,10 @@ def play_chunk(task: tuple) -> tuple[dict, dict[str, tuple]]:
         counts[spec.split]["positions"][spec.block] += len(game.moves)
     shards = {split: (b.build(), {"results": np.asarray(extra[split][0], np.float32),
                                   "scores": np.asarray(extra[split][1], np.float32),
-                                  "move_targets": np.asarray(extra[split][2], np.float32).reshape(-1, 4),
-                                  "move_scores": np.asarray(extra[split][3], np.float32).reshape(-1, 4)})
+                                  "move_targets":
+                                      np.asarray(extra[split][2], np.float32).reshape(-1, 4),
+                                  "move_scores":
+                                      np.asarray(extra[split][3], np.float32).reshape(-1, 4)})
               for split, b in builders.items() if len(b)}
     result = {"chunk": chunk, "first": first, "count": count, "blocks": list(BLOCK_NAMES),
               "counts": counts, "capped": capped, "seconds": time.monotonic() - t0}
@@ -372,11 +377,14 @@ def generate(args: argparse.Namespace, argv: list[str] | None = None) -> dict:
         "source": "self-play", "games_requested": args.games, "games": games,
         "positions": positions, "capped_games": capped, "seconds": round(seconds, 1),
         "worker_seconds": round(worker_seconds, 1),
-        "positions_per_hour": round(new_positions / seconds * 3600) if seconds and new_positions else None,
+        "positions_per_hour": (round(new_positions / seconds * 3600)
+                               if seconds and new_positions else None),
         "workers": args.workers if not args.ray else f"ray {args.ray}",
-        "command": " ".join(["python -m training.selfplay", *(argv if argv is not None else sys.argv[1:])]),
+        "command": " ".join(["python -m training.selfplay",
+                             *(argv if argv is not None else sys.argv[1:])]),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "split_fractions": {"train": 1 - 2 * args.holdout, "val": args.holdout, "test": args.holdout},
+        "split_fractions": {"train": 1 - 2 * args.holdout, "val": args.holdout,
+                            "test": args.holdout},
         "blocks": list(BLOCK_NAMES), "counts": totals,
         "turns_played": [0] * N_BLOCKS,
     }
@@ -391,7 +399,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--games", type=int, required=True)
     ap.add_argument("--nodes", type=int, default=DEFAULT_NODES, help="search nodes per move")
     ap.add_argument("--weights", default=None,
-                    help="a network the search values its leaves with (default: board control only)")
+                    help="a network the search values its leaves with "
+                         "(default: board control only)")
     ap.add_argument("--network-weight", type=float, default=0.5,
                     help="with --weights: the network's share of a leaf's value (0.5)")
     ap.add_argument("--lambda", dest="lam", type=float, default=0.5,
@@ -399,7 +408,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--opening", type=int, default=6, help="at most this many random first turns")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workers", type=int, default=2, help="processes on this machine")
-    ap.add_argument("--ray", metavar="ADDRESS", help="run on a Ray cluster (auto, local, host:port)")
+    ap.add_argument("--ray", metavar="ADDRESS",
+                    help="run on a Ray cluster (auto, local, host:port)")
     ap.add_argument("--chunk", type=int, default=20, help="games per chunk (resume unit)")
     ap.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS)
     ap.add_argument("--capped", choices=("draw", "drop"), default=None,

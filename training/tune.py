@@ -233,7 +233,8 @@ class Tuning:
         for pair in sorted(played, key=lambda p: p["k"]):
             pair.setdefault("from", first)      # the w it was played from
             _, step = gains(self.settings, pair["k"])
-            w += step / self.spreads * pair["r"] / 2.0 * signs(self.settings["seed"], pair["k"], self.tuned)
+            w += (step / self.spreads * pair["r"] / 2.0
+                  * signs(self.settings["seed"], pair["k"], self.tuned))
             self.state["iterations"].append(pair)
         self.state["w"] = w.tolist()
         self.state["seconds"] = round(self.state["seconds"] + seconds, 1)
@@ -298,7 +299,8 @@ def measured_inputs(records: Sequence[str], style: str,
 def run(args: argparse.Namespace) -> Tuning:
     folder = Path(args.dir)
     folder.mkdir(parents=True, exist_ok=True)
-    settings = {"nodes": args.nodes, "c": args.c, "step": args.step, "without": sorted(args.without),
+    settings = {"nodes": args.nodes, "c": args.c, "step": args.step,
+                "without": sorted(args.without),
                 "seed": args.seed, "size": list(args.size), "style": args.style,
                 "max_turns": args.max_turns,
                 "stability": args.stability if args.stability is not None
@@ -373,7 +375,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--style", default="default", choices=sorted(STYLES),
                    help="the board-control style the head corrects (default)")
     p.add_argument("--size", type=parse_size, default=(11, 11), help="board size (11)")
-    p.add_argument("--max-turns", type=int, default=1000, help="a game still going is a draw (1000)")
+    p.add_argument("--max-turns", type=int, default=1000,
+                   help="a game still going is a draw (1000)")
     p.add_argument("--workers", type=int, default=2, help="pairs played at once (2)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
@@ -402,10 +405,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = player_options(tuning.settings)
     width, height = tuning.settings["size"]
     print(f"wrote {head}; screen it with:\n  python -m snake.arena "
-          f"\"tuned=search[value_head={head},{options}]\" \"base=search[value_head=none,{options}]\" "
+          f"\"tuned=search[value_head={head},{options}]\" "
+          f"\"base=search[value_head=none,{options}]\" "
           f"--size {width}x{height} -g 100 -p 1 --seed 301")
     if tuning.settings.get("positions"):
-        print(f"  (and from its positions: the same with --positions {tuning.settings['positions']} "
+        print(f"  (and from its positions: the same with "
+              f"--positions {tuning.settings['positions']} "
               f"-g {2 * len(suite_positions(tuning.settings['positions']))})")
     return 0
 

@@ -8,8 +8,9 @@ snakes concurrently, each with the game's timeout), and the moves are applied by
 missing answer repeats the snake's previous move (``up`` on the first turn). When the rules
 say the game is over (or at ``max_turns``, if set; or, with ``until_decided``, as soon as
 every player's result is settled: the living snakes all belong to one player, who has
-outlasted every other), ``/end`` goes to every snake, living or not, and the game is scored (:mod:`snake.arena.scoring`) and optionally written as a
-CLI-format replay (:mod:`snake.records.replay`).
+outlasted every other), ``/end`` goes to every snake, living or not, and the game is scored
+(:mod:`snake.arena.scoring`) and optionally written as a CLI-format replay
+(:mod:`snake.records.replay`).
 
 Built-in snakes receive the same body an HTTP snake would, parsed by
 :func:`snake.board.parse_request` (one parse per turn, shared by the built-in seats), so
@@ -28,7 +29,8 @@ from typing import Any, Sequence
 from snake.board import Game, GameState, Settings, parse_request
 from snake.arena import scoring
 from snake.arena.players import Answer, BuiltinSeat, HttpSeat, PlayerSpec
-from snake.records.replay import Replay, SnakeLook, game_object, request_body, result_line, write_replay
+from snake.records.replay import (Replay, SnakeLook, game_object, request_body, result_line,
+                                  write_replay)
 from snake.arena.schedule import GameSpec
 
 
@@ -75,7 +77,8 @@ class GameResult:
     decided: bool = False            # stopped early, every player's result settled
 
 
-def make_seat(player: PlayerSpec, spec: GameSpec, seat: int, network: Any) -> BuiltinSeat | HttpSeat:
+def make_seat(player: PlayerSpec, spec: GameSpec, seat: int,
+              network: Any) -> BuiltinSeat | HttpSeat:
     if player.is_http:
         return HttpSeat(player.target, spec.timeout)
     return BuiltinSeat(player.target, network=network, seed=spec.strategy_seeds[seat],
@@ -174,7 +177,8 @@ def play_game(spec: GameSpec, players: Sequence[PlayerSpec], *, network: Any = N
     # draw. A game stopped at max_turns with several snakes alive is written as a draw; one
     # stopped when decided names a living snake of the player who has won (its name is the
     # player's, which is what a record is read by).
-    if decided or len(living) == 1 or (living and spec.squads and len({s.squad for s in living}) == 1):
+    if (decided or len(living) == 1
+            or (living and spec.squads and len({s.squad for s in living}) == 1)):
         winner_id, winner_name, is_draw = living[0].id, looks[living[0].id].name, False
     else:
         winner_id, winner_name, is_draw = "", "", len(ids) > 1

@@ -82,7 +82,8 @@ def _strategy_base(text: str, name: str) -> str:
     return base
 
 
-def parse_players(texts: Sequence[str], strategies: Sequence[str] | None = None) -> list[PlayerSpec]:
+def parse_players(texts: Sequence[str],
+                  strategies: Sequence[str] | None = None) -> list[PlayerSpec]:
     """Parse ``TARGET`` / ``LABEL=TARGET`` arguments. Repeated labels get ``#2``, ``#3``..."""
     if strategies is None:
         strategies = known_strategies()

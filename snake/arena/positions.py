@@ -2,11 +2,11 @@
 
 A *position* is a request body (``{game, turn, board, you}``, what the engine posts to
 ``/move``); a positions file holds one per line. ``python -m snake.arena --positions FILE``
-(gzipped if its name ends in ``.gz``) plays its games from them instead of new set-ups: a position gives the board (snakes,
-health, food, hazards) and the turn; the run gives the game's settings and timeout (its
-ruleset and map must be the positions'). The games of one position rotate the seats, so
-that every player plays every side of it, and every line-up of opponents plays a position
-before the next is taken (cycling through the file); in 1v1 between two players, game
+(gzipped if its name ends in ``.gz``) plays its games from them instead of new set-ups: a
+position gives the board (snakes, health, food, hazards) and the turn; the run gives the game's
+settings and timeout (its ruleset and map must be the positions'). The games of one position rotate
+the seats, so that every player plays every side of it, and every line-up of opponents plays a
+position before the next is taken (cycling through the file); in 1v1 between two players, game
 ``g`` starts from position ``g // 2``, played twice with the seats swapped, which is what
 makes a suite of positions a fair test: the side that the position favours is played by
 each player once (so play a multiple of twice the positions). Turns count on from the
@@ -53,7 +53,8 @@ def load_positions(path: str | Path) -> list[dict[str, Any]]:
         else:
             text = path.read_text(encoding="utf-8")
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
-        raise PositionError(f"{path}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+        raise PositionError(f"{path}: cannot be read "
+                            f"({getattr(exc, 'strerror', None) or exc})") from None
     positions = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():

@@ -24,7 +24,8 @@ def game_entry(result: GameResult, players: Sequence[PlayerSpec]) -> dict:
             "seats": [players[s].label for s in result.seats],
             "results": {players[p].label: o for p, o in result.results.items()},
             "winner": result.winner_name, "is_draw": result.is_draw, "replay": result.replay_path,
-            "timeouts": {players[p].label: t.timeouts for p, t in result.timing.items() if t.timeouts},
+            "timeouts": {players[p].label: t.timeouts
+                         for p, t in result.timing.items() if t.timeouts},
             "invalid": {players[p].label: t.invalid for p, t in result.timing.items() if t.invalid}}
 
 

@@ -18,9 +18,9 @@ import numpy as np
 
 from snake.board import Point
 from snake.rules import MOVES
-from snake.core.state import (G_FOOD, G_FOOD_AT, G_FOOD_CAPACITY, G_HAZARD_AT, G_HAZARD_CAPACITY, G_HAZARDS,
-                    G_CAPACITY, G_HEIGHT, G_N, G_PW, G_WIDTH, S_N_FOOD, S_N_HAZARDS, S_TURN, EncodeError, Packed,
-                    decode, encode)
+from snake.core.state import (G_FOOD, G_FOOD_AT, G_FOOD_CAPACITY, G_HAZARD_AT, G_HAZARD_CAPACITY,
+                    G_HAZARDS, G_CAPACITY, G_HEIGHT, G_N, G_PW, G_WIDTH, S_N_FOOD, S_N_HAZARDS,
+                    S_TURN, EncodeError, Packed, decode, encode)
 from snake.core.step import OVERFLOW, apply_rules as _apply_rules
 
 __all__ = ["EncodeError", "Packed", "apply_rules", "decode", "encode", "end_turn", "move_numbers"]
@@ -58,7 +58,8 @@ def apply_rules(packed: Packed, moves: Mapping[str, str], *, royale_side: int | 
     return after, (changes[:count] if report else None)
 
 
-def end_turn(packed: Packed, spawned_food: list[Point] = (), hazards: list[Point] | None = None) -> Packed:
+def end_turn(packed: Packed, spawned_food: list[Point] = (),
+             hazards: list[Point] | None = None) -> Packed:
     """A copy of ``packed`` with what a map stage did (the compiled step has no random food
     and no map hazards): ``spawned_food`` appended to the food, the hazards replaced by
     ``hazards`` when given, and ``turn`` + 1."""

@@ -161,14 +161,16 @@ def encode(state: GameState, you_id: str | None = None, *, horizon: int = 0) -> 
     squads: dict[str, int] = {"": 0}     # squad 0: no squad (never a squadmate)
     for i, snake in enumerate(snakes):
         if snake.eliminated_cause not in CAUSE_OF:
-            raise EncodeError(f"snake {snake.id}: unknown elimination cause {snake.eliminated_cause!r}")
+            raise EncodeError(f"snake {snake.id}: "
+                              f"unknown elimination cause {snake.eliminated_cause!r}")
         alive = not snake.eliminated_cause
         s[g[G_HEALTH] + i] = snake.health
         s[g[G_LENGTH] + i] = len(snake.body)
         s[g[G_HP] + i] = len(snake.body) - 1
         s[g[G_CAUSE] + i] = CAUSE_OF[snake.eliminated_cause]
         if snake.eliminated_by and snake.eliminated_by not in ids:
-            raise EncodeError(f"snake {snake.id}: eliminated by unknown snake {snake.eliminated_by!r}")
+            raise EncodeError(f"snake {snake.id}: "
+                              f"eliminated by unknown snake {snake.eliminated_by!r}")
         s[g[G_BY] + i] = ids.index(snake.eliminated_by) if snake.eliminated_by else -1
         s[g[G_ON_TURN] + i] = snake.eliminated_on_turn
         s[g[G_SQUAD] + i] = squads.setdefault(snake.squad, len(squads))

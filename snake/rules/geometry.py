@@ -20,7 +20,8 @@ if TYPE_CHECKING:   # annotations only: the game model imports nothing from the 
 #: The four moves, in the order that breaks ties and lays out the network's outputs.
 MOVES: tuple[str, ...] = ("up", "down", "left", "right")
 #: The step of each move.
-DELTAS: dict[str, tuple[int, int]] = {"up": (0, 1), "down": (0, -1), "left": (-1, 0), "right": (1, 0)}
+DELTAS: dict[str, tuple[int, int]] = {"up": (0, 1), "down": (0, -1),
+                                      "left": (-1, 0), "right": (1, 0)}
 
 
 def step(point: Point, move: str, width: int, height: int, wraps: bool) -> Point:

@@ -117,7 +117,8 @@ def is_royale_shrink_turn(turn: int, shrink_every_n_turns: int) -> bool:
     return n >= 1 and (turn + 1) >= n and (turn + 1) % n == 0
 
 
-def royale_safe_zone(width: int, height: int, hazards: Iterable[Point]) -> tuple[int, int, int, int] | None:
+def royale_safe_zone(width: int, height: int,
+                     hazards: Iterable[Point]) -> tuple[int, int, int, int] | None:
     """The safe zone ``(min_x, max_x, min_y, max_y)`` that royale hazards leave, or
     ``None`` when every square is a hazard. Royale hazards are exactly the squares
     outside one rectangle, so the bounding box of the squares without hazard is it."""

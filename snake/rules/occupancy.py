@@ -150,7 +150,8 @@ def candidate_moves(state: GameState, snake: Snake,
     ``obstacles`` may be :func:`obstacles_after_move` for anyone, computed once for a
     position; it is recomputed here when squadmates' bodies are passable for ``snake``."""
     ruleset = state.game.ruleset
-    if (obstacles is None or (snake.squad and ruleset.squad and ruleset.settings.allow_body_collisions)
+    if (obstacles is None
+            or (snake.squad and ruleset.squad and ruleset.settings.allow_body_collisions)
             or snake.head not in obstacles):
         # (a snake removed before collisions is missing from the obstacles for anyone, but
         # its body is still its own: all its moves are death anyway, by the same verdicts.

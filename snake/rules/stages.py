@@ -124,7 +124,8 @@ class Turn:
 
     __slots__ = ("before", "ruleset", "moves", "royale_side", "board", "living", "next_turn")
 
-    def __init__(self, before: GameState, moves: Mapping[str, str], royale_side: int | None) -> None:
+    def __init__(self, before: GameState, moves: Mapping[str, str],
+                 royale_side: int | None) -> None:
         self.before = before
         self.ruleset: Ruleset = before.game.ruleset
         self.moves = moves
@@ -370,7 +371,8 @@ def shrink_map(turn: Turn) -> None:
     before = turn.before.turn
     if before + 1 < settings.shrink_every_n_turns:
         board.hazards = []
-    elif turn.royale_side is not None and is_royale_shrink_turn(before, settings.shrink_every_n_turns):
+    elif (turn.royale_side is not None
+          and is_royale_shrink_turn(before, settings.shrink_every_n_turns)):
         board.hazards = royale_shrink(board.width, board.height, board.hazards, turn.royale_side)
 
 
@@ -384,7 +386,8 @@ _STANDARD: tuple[tuple[str, Stage], ...] = (
     ("elimination.standard", elimination_standard),
 )
 _WRAPPED = (("movement.wrap_boundaries", movement_wrap_boundaries),) + _STANDARD[1:]
-_CONSTRICT = (("spawn_food.no_food", spawn_food_no_food), ("modify_snakes.always_grow", always_grow))
+_CONSTRICT = (("spawn_food.no_food", spawn_food_no_food),
+              ("modify_snakes.always_grow", always_grow))
 
 #: The game-over test of each ruleset, by the engine's stage name.
 GAME_OVER: dict[str, tuple[str, Callable[[GameState], bool]]] = {

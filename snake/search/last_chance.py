@@ -4,8 +4,8 @@ the move most likely to live through it.
 The paranoid search lets the opponents answer knowing our move. When it finds that every
 move loses on this very turn (the score :data:`LOST_THIS_TURN`), all moves score the same
 loss, certain death and a head-to-head one reply in three would win alike, and the one it
-answers is an accident of move order. But a real opponent moves without knowing ours: a move that loses
-to one of its replies and survives the others is a chance, one that loses to all of them is
+answers is an accident of move order. But a real opponent moves without knowing ours: a move that
+loses to one of its replies and survives the others is a chance, one that loses to all of them is
 none. So then each of our candidate moves (:func:`snake.rules.candidate_moves`) is played
 against every joint reply of the opponents near enough to meet our head this turn (head
 within two moves of ours; each on its candidate moves, the others on their cheap move), by

@@ -54,9 +54,10 @@ class SnakePlan:
         return "best" if wanted == "best" and len(self.opponents) > 1 else "joint"
 
     def style(self, style: str, multi_style: str | None) -> str:
-        """Board control's weights for this position (:data:`snake.evaluation.compiled.control.STYLES`):
-        ``multi_style``, when given, while three snakes or more are alive, else ``style``;
-        so a four-snake game that comes down to a duel is played out as a duel."""
+        """Board control's weights for this position
+        (:data:`snake.evaluation.compiled.control.STYLES`): ``multi_style``, when given, while three
+        snakes or more are alive, else ``style``; so a four-snake game that comes down to a duel is
+        played out as a duel."""
         alive = 1 + len(self.opponents) + len(self.cheap)
         return multi_style if multi_style is not None and alive >= 3 else style
 
@@ -85,7 +86,8 @@ def plan_snakes(state: GameState, you_id: str, *, max_opponents: int = 2,
 
 def cheap_move(state: GameState, snake: Snake, obstacles: set[Point]) -> str:
     """The one move of a snake the search does not branch on: straight ahead if that is a
-    candidate, else the first candidate (``obstacles``: :func:`snake.rules.obstacles_after_move`)."""
+    candidate, else the first candidate (``obstacles``:
+    :func:`snake.rules.obstacles_after_move`)."""
     moves = candidate_moves(state, snake, obstacles)
     straight = default_move(snake)
     return straight if straight in moves else moves[0]
