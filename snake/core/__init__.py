@@ -1,4 +1,4 @@
-"""The compiled core: the rules (and, built on them, the search) compiled with numba.
+"""The compiled core: the rules compiled with numba, the twin of :mod:`snake.rules`.
 
 - :mod:`.state`: the compact game state (one ``int32`` vector), :func:`encode`, :func:`decode`;
 - :mod:`.step`: the turn step, the twin of :mod:`snake.rules.stages`, with a report of the
@@ -7,7 +7,9 @@
 :func:`apply_rules` here is the convenient form for Python callers (tests, conformance, the
 arena): moves by snake id, a new :class:`Packed` back. The compiled functions take and edit
 the arrays directly. :mod:`snake.rules` stays the readable reference; everything here is
-held equal to it by tests.
+held equal to it by tests. :mod:`.jit` is how every compiled function of the project is
+compiled and cached; the compiled search and evaluation are twins of their own
+(:mod:`snake.search.compiled`, :mod:`snake.evaluation.compiled`).
 """
 
 from __future__ import annotations
