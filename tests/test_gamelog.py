@@ -27,6 +27,7 @@ from snake.observability.gamelog import store
 from snake.observability.gamelog.reader import (RECORD_PAGE, find_game, game_turns, recent_games,
                                   record_lines, replay_of, summary)
 from snake.decision import Decision
+from snake.records.ending import how_it_ended
 from snake.rules import is_game_over, outcome, play_turn
 from snake.rules.start import new_game
 from snake.strategies import get_strategy
@@ -283,7 +284,13 @@ def test_solo_games_just_end(db):
     bodies, end = game_bodies(seed=1, snakes=1, ruleset="solo")
     play_through(app.test_client(), bodies, end)
     assert log.flush()
-    assert find_game(connect_readonly(db), "game-1").result == "ended"
+    conn = connect_readonly(db)
+    game = find_game(conn, "game-1")
+    assert game.result == "ended"
+    # its record: no snake left, and yet no draw (there is no one to draw with)
+    replay = replay_of(conn, game)
+    assert replay.result["isDraw"] is False and replay.outcome("s0") == "loss"
+    assert "a draw" not in how_it_ended(replay)[0]
 
 
 def test_no_game_log_when_disabled(tmp_path, monkeypatch):

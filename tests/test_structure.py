@@ -154,6 +154,9 @@ ONE_OWNER = {
     "turns_until_vacated": "snake/rules/occupancy.py",
     "is_game_over": "snake/rules/stages.py",
     "outcome": "snake/rules/results.py",
+    "recorded_outcome": "snake/rules/results.py",
+    "recorded_results": "snake/rules/results.py",
+    "place": "snake/rules/results.py",
     "random_move": "snake/seed.py",
     "Decision": "snake/decision.py",
     "N_FEATURES": "nnue/features.py",
@@ -171,6 +174,17 @@ def test_each_concept_has_one_owner():
         pattern = re.compile(rf"^(?:def|class)\s+{concept}\b|^(?![ \t])[\w ,]*\b{concept}\b[\w ,]*(?::[^=\n]*)?=[^=]", re.M)
         where = sorted(str(p.relative_to(ROOT)) for p in files if pattern.search(p.read_text(encoding="utf-8")))
         assert where == [owner], f"{concept} is defined in {where}"
+
+
+def test_only_the_records_read_a_record_s_result_line():
+    """One reader of game records: outside :mod:`snake.records` no code reads (or writes) the
+    result line's fields; a game's result is asked of the record (``Replay``), which asks
+    the rules (:mod:`snake.rules.results`)."""
+    fields = re.compile(r"""["'](winnerId|winnerName|isDraw)["']""")
+    files = [p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")] + [ROOT / "app.py"]
+    readers = sorted(str(p.relative_to(ROOT)) for p in files
+                     if fields.search(p.read_text(encoding="utf-8")))
+    assert readers and all(r.startswith("snake/records/") for r in readers), readers
 
 
 def test_the_stage_table_agrees_with_the_ruleset_facts():

@@ -263,7 +263,8 @@ def test_results_of_a_record_and_the_split_by_game():
     from snake.records.replay import Replay, result_line
 
     def replay(boards, winner="", draw=False):
-        turns = [{"board": {"snakes": [{"id": s} for s in board]}} for board in boards]
+        turns = [{"turn": turn, "board": {"snakes": [{"id": s} for s in board]}}
+                 for turn, board in enumerate(boards)]
         return Replay({}, turns, result_line(winner, winner, draw))
 
     assert record_results(replay([["a", "b", "c"], ["a", "b"], ["b"]], "b")) == \

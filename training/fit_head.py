@@ -61,6 +61,7 @@ from snake.progress import Progress
 from snake.search.strategy import make_search_strategy
 
 from training.metrics import bce
+from training.targets import OUTCOME_TARGET
 
 PHASES = ((0, 50), (50, 150), (150, 300), (300, 10**9))
 #: Part of the cache's key: raised when what a cached record holds changes meaning.
@@ -105,26 +106,15 @@ def searched_score(strategy, state, snake) -> float:
 
 
 def record_results(replay) -> dict[str, float] | str:
-    """Each snake's result in a game record (by snake id), or why there is none. A record
-    ends with the final board: a win is the one snake left on it (1; every other snake 0);
-    in a draw the snakes on the final board, or when none is left those on the board
-    before, draw (0.5) and the others lost (0). A game stopped with several snakes alive and
-    no draw (the arena's ``--until-decided``, once one player's place was settled) has no
-    result for its snakes, nor has a record without a winner."""
-    result = replay.result
-    if not replay.turns:
-        return "no turns"
-    seen = [{s["id"] for s in turn["board"]["snakes"] if not s.get("eliminatedCause")}
-            for turn in replay.turns]
-    everyone = set().union(*seen)
-    if result["isDraw"]:
-        drew = seen[-1] or (seen[-2] if len(seen) > 1 else set())
-        return {sid: 0.5 if sid in drew else 0.0 for sid in everyone}
-    if not result["winnerId"]:
-        return "no result"
-    if seen[-1] != {result["winnerId"]}:
-        return "stopped early"
-    return {sid: float(sid == result["winnerId"]) for sid in everyone}
+    """Each snake's result in a game record as a target (by snake id: win 1, draw 0.5, loss
+    0), or why there is none: the record's results by the rules
+    (:meth:`snake.records.replay.Replay.results`), which a game stopped with several snakes
+    alive and no draw (the arena's ``--until-decided``, once one player's place was
+    settled), or a record without a winner, does not settle."""
+    results = replay.results()
+    if isinstance(results, str):
+        return results
+    return {sid: OUTCOME_TARGET[outcome] for sid, outcome in results.items()}
 
 
 def played_out(state, plies: int, rng: random.Random):

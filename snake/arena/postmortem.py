@@ -58,8 +58,8 @@ from snake.decision import SearchResult
 from snake.search.plan import PROVEN
 from snake.search.strategy import VARIANTS, make_search_strategy, split_options
 from snake.records.replay import Replay, ReplayError, read_replay
-from snake.records.ending import (CutOff, Death, Hunger, cut_off, cut_off_text, fell_in_draw,
-                                  food_it_had, how_it_died, how_text, hunger_text, recorded_moves,
+from snake.records.ending import (CutOff, Death, Hunger, cut_off, cut_off_text, food_it_had,
+                                  how_it_died, how_text, hunger_text, recorded_moves,
                                   seen_lost_from)
 from snake.arena.tally import record_files
 
@@ -175,7 +175,7 @@ def look_back(path: Path, strategy, moves: int) -> Postmortem | None:
         return None
     names = {s["id"]: f"{chr(ord('A') + k % 26)} {s['name']}"
              for k, s in enumerate(replay.turns[0]["board"]["snakes"])}
-    draw = fell_in_draw(replay, death)
+    draw = replay.outcome(replay.turns[0]["you"]["id"]) == "draw"   # fell with the last others
     began = len(replay.turns[0]["board"]["snakes"])
     views = [view_of(replay.turns[death.line - back], strategy, back + 1, began)
              for back in range(min(moves, death.line + 1))]

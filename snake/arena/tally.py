@@ -17,24 +17,25 @@ counts only its lines of those tags: versions that play alike, pooled):
     python -m snake.arena.tally docs/evidence/duel.jsonl
 
 For the named player (default: the snake named in turn 0's ``you``, the arena's first
-player) it counts, from each file's result line, wins (it is the winner), draws (``isDraw``
-with it alive on the last recorded turn) and losses, then prints the score with its 95%
-Wilson interval and Elo, as the arena does. In games of more than two snakes a win is a
-first place, and the mean place (:func:`place_of`; 1 is first) is printed with its 95%
-interval: it uses every game's order, not only who won, so it tells players apart in fewer
-games. Also: game length, the player's length at turns 50, 100, 200 and 300 and on its last
-turn with another snake alive, beside the mean of the others' (and apart in wins and in
-losses), how many of its deaths came with health 1 on its last turn (starvation) and how
-many with :data:`HUNGRY_DEATH` or less (whatever the cause: a snake cornered on its way to
-food at health 6 died of hunger as much as one that starved), how
-it died (its last turn replayed through :mod:`snake.rules` with the move its frozen body
-shows and the moves the others made: the elimination cause, and whether it was *trapped*,
-no move of its own living through those moves), the late and invalid answers of each side
-where the run recorded them per game (the arena's ``games.jsonl`` or ``results.json`` beside
-the records), with more than two snakes its *last duel* (the games that came down to it and
-one other: how many, how they ended, apart by whether it began the duel longer, and the
-length each side gained in it, in wins and in losses: who out-ate whom), and per
-ruleset, board size, number of snakes and opponents when they are mixed.
+player) it counts, by :func:`snake.rules.results.recorded_outcome` (the file's result line
+and who was alive on each turn), wins (it is the winner), draws (``isDraw`` with it alive on
+the last recorded turn, or falling on it with the last others) and losses, then prints the
+score with its 95% Wilson interval and Elo, as the arena does. In games of more than two
+snakes a win is a first place, and the mean place (:func:`snake.rules.results.place`; 1 is
+first) is printed with its 95% interval: it uses every game's order, not only who won, so it
+tells players apart in fewer games. Also: game length, the player's length at turns 50, 100,
+200 and 300 and on its last turn with another snake alive, beside the mean of the others'
+(and apart in wins and in losses), how many of its deaths came with health 1 on its last
+turn (starvation) and how many with :data:`HUNGRY_DEATH` or less (whatever the cause: a
+snake cornered on its way to food at health 6 died of hunger as much as one that starved),
+how it died (its last turn replayed through :mod:`snake.rules` with the move its frozen body
+shows and the moves the others made: the elimination cause, and whether it was *trapped*, no
+move of its own living through those moves), the late and invalid answers of each side where
+the run recorded them per game (the arena's ``games.jsonl`` or ``results.json`` beside the
+records), with more than two snakes its *last duel* (the games that came down to it and one
+other: how many, how they ended, apart by whether it began the duel longer, and the length
+each side gained in it, in wins and in losses: who out-ate whom), and per ruleset, board
+size, number of snakes and opponents when they are mixed.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class GameSummary:
     seats: int = 1                 # the player's snakes in the game
     death: str = ""                # the elimination cause by the rules ("" alive or unknown)
     trapped: bool = False          # no move of its own would have lived through that turn
-    place: float | None = None     # its place among the snakes (:func:`place_of`); None: unknown
+    place: float | None = None     # its place among the snakes (rules.results.place); None: unknown
     #: (own length, others' mean) on its last turn with another snake alive; None: unknown
     length_at_end: tuple[int, float] | None = None
     #: late and invalid answers in the game by player (the arena's log of the run, from
@@ -237,11 +238,11 @@ def summarise(path: Path, player: str | None,
     if not any(s["name"] == name for s in board["snakes"]):
         raise ReplayError(f"{path}: no snake named {name!r}")
     alive_at_end = any(s["name"] == name for s in replay.turns[-1]["board"]["snakes"])
-    outcome = outcome_of(replay, name)
+    mine = [s["id"] for s in board["snakes"] if s["name"] == name]
+    outcome = replay.outcome(frozenset(mine))
     # a death is a loss, or a draw it fell in with the last others
     died = not alive_at_end and outcome in ("loss", "draw") and last_alive is not None
     starved = died and last_alive["health"] == 1
-    mine = [s["id"] for s in board["snakes"] if s["name"] == name]
     seats = len(mine)
     death = how_it_died(replay) if first["you"]["name"] == name else None
     entry = (entries or {}).get(replay.game.get("id", ""))
@@ -253,7 +254,7 @@ def summarise(path: Path, player: str | None,
                              replay.game.get("id", ""), seats=seats,
                              death=death.cause if death else "",
                              trapped=death.trapped if death else False,
-                             place=place_of(replay, mine[0]) if len(mine) == 1 else None,
+                             place=replay.place(mine[0]) if len(mine) == 1 else None,
                              length_at_end=length_at_end, late=late, invalid=invalid,
                              last_duel=last_duel(replay, mine[0]) if duel_known else None,
                              duel_known=duel_known,
@@ -274,48 +275,6 @@ def last_duel(replay: Replay, snake_id: str) -> tuple[int, int, int] | None:
             other = next(s for s in snakes if s["id"] != snake_id)
             return turn["turn"], mine[0]["length"], other["length"]
     return None
-
-
-def place_of(replay: Replay, snake_id: str) -> float:
-    """A snake's place among the game's snakes, 1 the best: one more than the snakes that
-    outlived it; snakes that fell on the same turn as it (or are still alive with it
-    when the record ends) share their places, each getting their mean (three snakes
-    alive at the end share 1, 2 and 3: 2 each). So over all the snakes of a game the places
-    add up to those of a strict order, and even play is ``(snakes + 1) / 2``. A record
-    stopped once the player is out (``--until-decided``) still holds everything this
-    needs: who was alive on the turn after it fell."""
-    turns = replay.turns
-    alive = [{s["id"] for s in t["board"]["snakes"]} for t in turns]
-    last = max((i for i, ids in enumerate(alive) if snake_id in ids), default=None)
-    if last is None:
-        raise ReplayError(f"no snake {snake_id!r} in the record")
-    if last == len(turns) - 1:
-        outlived, with_it = 0, len(alive[last]) - 1
-    else:
-        outlived = len(alive[last + 1])
-        with_it = len(alive[last]) - 1 - outlived
-    return 1 + outlived + with_it / 2
-
-
-def outcome_of(replay: Replay, name: str) -> str:
-    """``"win"``, ``"draw"`` or ``"loss"`` for the player ``name``: a win is being the
-    winner; a draw is ``isDraw`` with it among the last (alive on the last recorded turn,
-    or falling on it with the others)."""
-    result = replay.result
-    if result["winnerName"] == name and not result["isDraw"]:
-        return "win"
-    alive_at_end = any(s["name"] == name for s in replay.turns[-1]["board"]["snakes"])
-    if result["isDraw"] and (alive_at_end or _died_last(replay.turns, name)):
-        return "draw"
-    return "loss"
-
-
-def _died_last(turns: list[dict], name: str) -> bool:
-    """Whether the player fell with the last snakes (a draw): no snake is left on the last
-    recorded turn, and it was alive on the turn before. (A game stopped at ``--max-turns``
-    is a draw for the snakes still alive; one that fell the turn before lost.)"""
-    return (len(turns) >= 2 and not turns[-1]["board"]["snakes"]
-            and any(s["name"] == name for s in turns[-2]["board"]["snakes"]))
 
 
 def record_files(paths: list[str]) -> list[Path]:

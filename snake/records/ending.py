@@ -131,16 +131,6 @@ def cut_off(replay: Replay, death: Death, look_back: int | None = None) -> CutOf
     return found
 
 
-def fell_in_draw(replay: Replay, death: Death) -> bool:
-    """It fell on the game's last turn, with the last others: a draw (the record's last
-    line is the turn after its last, with no snake left on the board)."""
-    turns = replay.turns
-    if not replay.result.get("isDraw") or death.line != len(turns) - 2:
-        return False
-    last, final = turns[death.line], turns[-1]
-    return final.get("turn") == last.get("turn", -2) + 1 and not final["board"]["snakes"]
-
-
 def how_text(death: Death, names: dict[str, str], draw: bool) -> str:
     """How it died, in words: the cause by the rules, by whom, trapped or not."""
     if draw:
@@ -262,7 +252,7 @@ def how_it_ended(replay: Replay, look_back: int = 200) -> list[str]:
     if death is None:
         return []
     names = {s["id"]: s["name"] or s["id"] for s in replay.turns[0]["board"]["snakes"]}
-    draw = fell_in_draw(replay, death)
+    draw = replay.outcome(replay.turns[0]["you"]["id"]) == "draw"   # fell with the last others
     turn, following = (replay.turns[death.line + k]["turn"] for k in (0, 1))
     if following != turn + 1:
         lines = [f"died after its last recorded move, from turn {turn}; the record holds no "

@@ -13,7 +13,9 @@
    game is a draw when no snake is left (never in solo), the winner is empty otherwise.
 
 :func:`request_body` builds those bodies (the ones the arena also posts to HTTP snakes);
-:func:`write_replay` and :func:`read_replay` write and read whole files.
+:func:`write_replay` and :func:`read_replay` write and read whole files. This is the one
+reader of a record's JSON: a game's results are asked of :class:`Replay`, which hands the
+rules (:mod:`snake.rules.results`) who was alive on each turn and the result line.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from snake.board import GameState, game_to_wire, state_to_request
+from snake.rules import results as game_results
 
 #: The arena's log of a run's games (``snake.arena.report``), kept beside its records: a
 #: ``.jsonl`` file that is not a game record.
@@ -112,6 +115,28 @@ class Replay:
     game: dict[str, Any]
     turns: list[dict[str, Any]] = field(default_factory=list)
     result: dict[str, Any] = field(default_factory=lambda: result_line("", "", False))
+
+    def alive(self) -> dict[int, frozenset[str]]:
+        """Who was alive on each recorded turn (:data:`snake.rules.results.Alive`): the
+        ids on its board (the wire lists the living snakes only)."""
+        return {turn["turn"]: frozenset(s["id"] for s in turn["board"]["snakes"])
+                for turn in self.turns}
+
+    def outcome(self, snakes: str | frozenset[str]) -> str:
+        """``"win"``, ``"draw"`` or ``"loss"`` of a snake (its id), or of a player (the ids of
+        its snakes), by :func:`snake.rules.results.recorded_outcome`."""
+        return game_results.recorded_outcome(self.alive(), snakes, self.result["winnerId"],
+                                             bool(self.result["isDraw"]))
+
+    def results(self) -> dict[str, str] | str:
+        """Every snake's result by id, or why the record does not settle them all
+        (:func:`snake.rules.results.recorded_results`)."""
+        return game_results.recorded_results(self.alive(), self.result["winnerId"],
+                                             bool(self.result["isDraw"]))
+
+    def place(self, snake_id: str) -> float:
+        """The snake's place among the game's snakes (:func:`snake.rules.results.place`)."""
+        return game_results.place(self.alive(), snake_id)
 
 
 def dumps_replay(replay: Replay) -> str:

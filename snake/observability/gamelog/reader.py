@@ -12,7 +12,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from snake.records.replay import Replay, ReplayError, parse_replay
+from snake.records.replay import Replay, ReplayError, parse_replay, result_line
 from snake.board import RequestError, parse_request
 from snake.rules import final_turn_at_end
 from snake.observability.gamelog.store import decompress
@@ -263,12 +263,12 @@ def record_lines(conn: sqlite3.Connection, game: GameRow,
         return
     living = last["board"]["snakes"] if game.result is not None else []
     if game.result is None or game.result == "abandoned" or len(living) > 1:
-        result = {"winnerId": "", "winnerName": "", "isDraw": False}
+        result = result_line("", "", False)
     elif not living:
-        result = {"winnerId": "", "winnerName": "", "isDraw": True}
+        # no snake left is a draw, but never in solo (the official CLI's rule)
+        result = result_line("", "", game.ruleset != "solo")
     else:
-        result = {"winnerId": living[0]["id"], "winnerName": living[0].get("name", ""),
-                  "isDraw": False}
+        result = result_line(living[0]["id"], living[0].get("name", ""), False)
     yield json.dumps(result)
 
 
