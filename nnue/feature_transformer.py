@@ -68,10 +68,10 @@ def sum_rows(b1, w1, active, out):
 
 
 @njit(**JIT)
-def feature_of(g, s, you, offset, owner_snake, cell, piece):
+def feature_of(g, s, you, owner_snake, cell, piece):
     """The feature of ``piece`` (of snake ``owner_snake``, -1 for food and hazards) on
-    ``cell`` seen from ``you``, relative to the block (``offset`` added by the caller), or
-    -1 off the board."""
+    ``cell`` seen from ``you``, relative to the block (the caller adds its offset), or -1
+    off the board."""
     pw = g[G_PW]
     x = cell % pw - 1
     y = cell // pw - 1
@@ -117,17 +117,16 @@ def refresh(g, s, you, offset, b1, w1, counts, acc):
         if s[g[G_CAUSE] + i] != ALIVE:
             continue
         previous = segment(g, s, i, 0)
-        _count(counts, acc, w1, offset, feature_of(g, s, you, offset, i, previous, HEAD), 1)
+        _count(counts, acc, w1, offset, feature_of(g, s, you, i, previous, HEAD), 1)
         for k in range(1, s[g[G_LENGTH] + i]):
             cell = segment(g, s, i, k)
             piece = piece_between(g, previous, cell)
-            _count(counts, acc, w1, offset, feature_of(g, s, you, offset, i, cell, piece), 1)
+            _count(counts, acc, w1, offset, feature_of(g, s, you, i, cell, piece), 1)
             previous = cell
     for k in range(s[S_N_FOOD]):
-        _count(counts, acc, w1, offset, feature_of(g, s, you, offset, -1, s[g[G_FOOD] + k], 18), 1)
+        _count(counts, acc, w1, offset, feature_of(g, s, you, -1, s[g[G_FOOD] + k], 18), 1)
     for k in range(s[S_N_HAZARDS]):
-        _count(counts, acc, w1, offset,
-               feature_of(g, s, you, offset, -1, s[g[G_HAZARDS] + k], 19), 1)
+        _count(counts, acc, w1, offset, feature_of(g, s, you, -1, s[g[G_HAZARDS] + k], 19), 1)
 
 
 @njit(**JIT)
@@ -135,7 +134,7 @@ def apply_changes(g, s, you, offset, w1, changes, n_changes, counts, acc):
     """Apply a step's report (rows ``sign, snake, cell, piece``) to counts and sum; ``s``
     is the state after the step (its squad numbers are all that is read)."""
     for r in range(n_changes):
-        f = feature_of(g, s, you, offset, changes[r, 1], changes[r, 2], changes[r, 3])
+        f = feature_of(g, s, you, changes[r, 1], changes[r, 2], changes[r, 3])
         _count(counts, acc, w1, offset, f, changes[r, 0])
 
 

@@ -71,8 +71,6 @@ from snake.board import GameState, Point, Ruleset, Snake
 
 #: Rulesets with a feature block, in the order of ``G``.
 RULESETS: tuple[str, ...] = ("standard", "constrictor", "royale", "wrapped", "solo", "squad")
-RULESET_INDEX: dict[str, int] = {name: g for g, name in enumerate(RULESETS)}
-N_RULESETS = len(RULESETS)
 #: Board sides with a feature block, in the order of ``B``.
 BOARD_SIDES: tuple[int, ...] = (7, 11, 19)
 N_PIECES = 20
@@ -84,9 +82,9 @@ BLOCKS: tuple[tuple[str, int], ...] = tuple((r, s) for s in BOARD_SIDES for r in
 N_BLOCKS = len(BLOCKS)
 _BLOCK_INDEX: dict[tuple[str, int], int] = {b: k for k, b in enumerate(BLOCKS)}
 
-# Piece numbers (P).
+# Piece numbers (P) of the heads and of food and hazards; a body piece is its owner's head
+# piece plus a direction offset (below).
 YOU_HEAD = 0
-YOU_LEFT, YOU_RIGHT, YOU_DOWN, YOU_UP, YOU_UNDER = 1, 2, 3, 4, 5
 SQUAD_HEAD = 6
 OPPONENT_HEAD = 12
 FOOD = 18
@@ -123,31 +121,6 @@ def block_name(block: int) -> str:
     """``"standard 11x11"`` for a block number."""
     ruleset, side = BLOCKS[int(block)]
     return f"{ruleset} {side}x{side}"
-
-
-def feature_index(ruleset: int, side: int, x: int, y: int, piece: int) -> int:
-    """``index(G, B, x, y, P)`` of SPEC §4 (``side`` is 7, 11 or 19). Raises ``ValueError``
-    for a tuple outside the layout."""
-    if side not in BOARD_OFFSET:
-        raise ValueError(f"no feature block for board side {side}")
-    if not (0 <= ruleset < N_RULESETS and 0 <= x < side and 0 <= y < side
-            and 0 <= piece < N_PIECES):
-        raise ValueError(f"feature tuple out of range: G={ruleset} S={side} x={x} y={y} P={piece}")
-    return BLOCK_OFFSET[_BLOCK_INDEX[(RULESETS[ruleset], side)]] + (y * side + x) * N_PIECES + piece
-
-
-def describe(index: int) -> tuple[int, int, int, int, int]:
-    """The tuple ``(G, side, x, y, P)`` of a feature index (the inverse of
-    :func:`feature_index`)."""
-    if not 0 <= index < N_FEATURES:
-        raise ValueError(f"feature index {index} outside 0..{N_FEATURES - 1}")
-    for block in reversed(range(N_BLOCKS)):
-        if index >= BLOCK_OFFSET[block]:
-            ruleset, side = BLOCKS[block]
-            rest, piece = divmod(index - BLOCK_OFFSET[block], N_PIECES)
-            y, x = divmod(rest, side)
-            return RULESET_INDEX[ruleset], side, x, y, piece
-    raise AssertionError("unreachable")
 
 
 class _Layout:

@@ -47,11 +47,6 @@ class AccumulatorPool:
         with self._lock:
             return len(self._free)
 
-    @property
-    def leased_count(self) -> int:
-        with self._lock:
-            return len(self._leased)
-
     def lease(self) -> Accumulator | None:
         """A reset accumulator (popped, or new while fewer than ``capacity`` exist), or
         ``None`` when every one is leased."""

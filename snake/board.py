@@ -163,11 +163,6 @@ class Snake:
             return None
         return value if math.isfinite(value) and value >= 0 else None
 
-    @property
-    def just_ate(self) -> bool:
-        """The last two segments coincide, so the tail stays put next turn."""
-        return len(self.body) >= 2 and self.body[-1] == self.body[-2]
-
     def is_squadmate(self, other: Snake) -> bool:
         """Equal non-empty ``squad`` strings make two different snakes squadmates."""
         return bool(self.squad) and self.squad == other.squad and self.id != other.id

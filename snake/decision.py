@@ -95,11 +95,6 @@ class Strategy(Protocol):
     def choose(self, request: MoveRequest, accumulator: Any | None) -> Decision: ...
 
 
-#: What can answer a move, as :func:`answered_by` names it (the server's metrics and game
-#: log count answers by these).
-ANSWERED_BY = ("search", "seed", "nnue", "flood fill", "random", "no safe move", "error")
-
-
 def answered_by(decision: Decision) -> str:
     """Which part of the snake gave the move: ``search`` (the look-ahead), ``seed`` (a
     search strategy's one-step fallback: the search was skipped or completed nothing),

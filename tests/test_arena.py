@@ -1213,16 +1213,19 @@ def test_the_postmortem_refuses_what_it_cannot_search(capsys, tmp_path):
         assert "error:" in capsys.readouterr().err
 
 
-def test_a_game_with_no_other_snake_at_a_turn_counted_once_when_given_twice():
+def test_a_game_with_no_other_snake_at_a_turn_counted_once_when_given_twice(capsys):
     """Its others' length at that turn is NaN (none alive), which equals nothing, not
-    even itself: a ledger line and its record must still be one game."""
+    even itself: a ledger line and its record must still be one game (not another game
+    with its id, which the tally would count and say so)."""
     from snake.arena.tally import Games, GameSummary
     games = Games()
+    admitted = []
     for _ in range(2):
         summary = GameSummary("standard 11x11, 4 snakes, against 2x random", "win", 120, False,
                               {50: (7, 5.0), 100: (9, float("nan"))}, game_id="g1", seats=2)
-        games.admit("mine", summary)
-    assert games.duplicates == 1 and games.clashes == 0
+        admitted.append(games.admit("mine", summary))
+    assert admitted == [True, False] and games.duplicates == 1
+    assert "another result" not in capsys.readouterr().err
 
 
 def test_built_in_seats_are_told_how_many_snakes_the_game_began_with(monkeypatch):

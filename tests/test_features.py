@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
 from nnue.features import (
-    BOARD_OFFSET, N_FEATURES, RULESET_INDEX, active_features, describe, feature_index,
+    BLOCK_OFFSET, BLOCKS, BOARD_OFFSET, N_FEATURES, RULESETS, active_features,
 )
 from snake.board import Snake
 from snake.diagram import from_ascii
@@ -17,6 +15,24 @@ from snake.diagram import from_ascii
 HEAD, LEFT, RIGHT, DOWN, UP, UNDER = 0, 1, 2, 3, 4, 5
 SQUADMATE, OPPONENT = 6, 12
 FOOD, HAZARD = 18, 19
+#: SPEC §4's G, by ruleset, and offset(B), by board side.
+SPEC_G = {"standard": 0, "constrictor": 1, "royale": 2, "wrapped": 3, "solo": 4, "squad": 5}
+SPEC_OFFSET = {7: 0, 11: 5880, 19: 20400}
+
+
+def spec_index(g: int, side: int, x: int, y: int, piece: int) -> int:
+    """SPEC §4: ``index(G, B, x, y, P) = offset(B) + ((G·S + y)·S + x)·20 + P``."""
+    return SPEC_OFFSET[side] + ((g * side + y) * side + x) * 20 + piece
+
+
+def spec_tuple(index: int) -> tuple[int, int, int, int, int]:
+    """``(G, side, x, y, P)`` of a feature index, by SPEC §4's formula read backwards."""
+    assert 0 <= index < 63720
+    side = max(s for s, offset in SPEC_OFFSET.items() if index >= offset)
+    rest, piece = divmod(index - SPEC_OFFSET[side], 20)
+    rest, x = divmod(rest, side)
+    g, y = divmod(rest, side)
+    return g, side, x, y, piece
 
 
 def tuples(request) -> set[tuple[int, int, int]]:
@@ -26,11 +42,11 @@ def tuples(request) -> set[tuple[int, int, int]]:
     assert active is not None
     assert active.dtype == np.int32
     assert list(active) == sorted(set(active.tolist())), "sorted and unique"
-    g = RULESET_INDEX[request.state.game.ruleset.name]
+    g = SPEC_G[request.state.game.ruleset.name]
     side = request.state.board.width
     out = set()
     for index in active.tolist():
-        fg, fside, x, y, piece = describe(index)
+        fg, fside, x, y, piece = spec_tuple(index)
         assert (fg, fside) == (g, side)
         out.add((x, y, piece))
     return out
@@ -44,37 +60,11 @@ def test_layout_totals_and_offsets():
     assert BOARD_OFFSET == {7: 0, 11: 5880, 19: 20400}
     assert 6 * 7 * 7 * 20 == 5880 and 5880 + 6 * 11 * 11 * 20 == 20400
     assert 20400 + 6 * 19 * 19 * 20 == N_FEATURES
-    assert RULESET_INDEX == {"standard": 0, "constrictor": 1, "royale": 2, "wrapped": 3,
-                             "solo": 4, "squad": 5}
-
-
-def test_index_formula_and_bounds():
-    assert feature_index(0, 7, 0, 0, 0) == 0
-    assert feature_index(0, 7, 1, 0, 0) == 20
-    assert feature_index(0, 7, 0, 1, 0) == 7 * 20
-    assert feature_index(1, 7, 0, 0, 0) == 7 * 7 * 20
-    assert feature_index(5, 7, 6, 6, 19) == 5879
-    assert feature_index(0, 11, 0, 0, 0) == 5880
-    assert feature_index(3, 11, 4, 9, 7) == 5880 + ((3 * 11 + 9) * 11 + 4) * 20 + 7
-    assert feature_index(0, 19, 0, 0, 0) == 20400
-    assert feature_index(5, 19, 18, 18, 19) == N_FEATURES - 1
-    for bad in [(6, 7, 0, 0, 0), (0, 7, 7, 0, 0), (0, 7, 0, -1, 0), (0, 7, 0, 0, 20),
-                (0, 9, 0, 0, 0)]:
-        with pytest.raises(ValueError):
-            feature_index(*bad)
-    with pytest.raises(ValueError):
-        describe(N_FEATURES)
-
-
-def test_every_index_is_one_tuple():
-    seen = np.zeros(N_FEATURES, dtype=np.int8)
-    for side in (7, 11, 19):
-        for g, y, x, p in itertools.product(range(6), range(side), range(side), range(20)):
-            i = feature_index(g, side, x, y, p)
-            seen[i] += 1
-            if (x + y + p) % 37 == 0:
-                assert describe(i) == (g, side, x, y, p)
-    assert (seen == 1).all()
+    assert RULESETS == tuple(SPEC_G)
+    # every block starts where the formula puts its first square's first piece
+    assert len(BLOCKS) == 18
+    for block, (ruleset, side) in enumerate(BLOCKS):
+        assert BLOCK_OFFSET[block] == spec_index(SPEC_G[ruleset], side, 0, 0, 0)
 
 
 # --- pieces on drawn boards -----------------------------------------------------------
@@ -370,7 +360,7 @@ def test_all_sizes_and_rulesets(ruleset, side):
     drawing = "\n".join(" ".join(r) for r in rows)
     squads = {"A": "t", "B": "t"} if ruleset == "squad" else None
     req = from_ascii(drawing, ruleset, squads=squads)
-    g = RULESET_INDEX[ruleset]
+    g = SPEC_G[ruleset]
     other = SQUADMATE if squads else OPPONENT
     expected = {
         (0, 0, HEAD), (1, 0, LEFT), (1, 1, DOWN),
@@ -381,7 +371,7 @@ def test_all_sizes_and_rulesets(ruleset, side):
     active = active_features(req.state, req.you)
     base = BOARD_OFFSET[side] + g * side * side * 20
     assert base <= active.min() and active.max() < base + side * side * 20
-    assert active[0] == feature_index(g, side, 0, 0, HEAD)
+    assert active[0] == spec_index(g, side, 0, 0, HEAD)
 
 
 @pytest.mark.parametrize("ruleset,width,height", [
@@ -397,7 +387,7 @@ def test_no_block_gives_none(ruleset, width, height):
 
 def reference_features(state, you) -> set[int] | None:
     """SPEC §4 written out plainly, one tuple at a time, for cross-checking."""
-    g = RULESET_INDEX.get(state.game.ruleset.name)
+    g = SPEC_G.get(state.game.ruleset.name)
     side = state.board.width
     if g is None or side != state.board.height or side not in BOARD_OFFSET:
         return None
@@ -425,13 +415,13 @@ def reference_features(state, you) -> set[int] | None:
                                                  ("down", (0, -1)), ("up", (0, 1)))}
                     move = next(m for m, r in moves.items() if r == q)
                     piece = {"left": LEFT, "right": RIGHT, "down": DOWN, "up": UP}[move]
-            out.add(feature_index(g, side, p[0], p[1], owner + piece))
+            out.add(spec_index(g, side, p[0], p[1], owner + piece))
     for p in state.board.food:
         if on_board(p):
-            out.add(feature_index(g, side, p[0], p[1], FOOD))
+            out.add(spec_index(g, side, p[0], p[1], FOOD))
     for p in state.board.hazards:
         if on_board(p):
-            out.add(feature_index(g, side, p[0], p[1], HAZARD))
+            out.add(spec_index(g, side, p[0], p[1], HAZARD))
     return out
 
 

@@ -23,7 +23,7 @@ def test_32_leases_then_none(net):
     leased = [pool.lease() for _ in range(32)]
     assert all(isinstance(a, Accumulator) for a in leased)
     assert len({id(a) for a in leased}) == 32
-    assert pool.created == 32 and pool.free_count == 0 and pool.leased_count == 32
+    assert pool.created == 32 and pool.free_count == 0
     assert pool.lease() is None
     assert pool.lease() is None
     assert pool.created == 32
@@ -105,5 +105,5 @@ def test_many_threads(net):
     for t in threads:
         t.join()
     assert not errors
-    assert pool.created <= 32 and pool.free_count == pool.created and pool.leased_count == 0
+    assert pool.created <= 32 and pool.free_count == pool.created     # every one back
     assert pool.created >= 3

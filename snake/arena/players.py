@@ -82,11 +82,9 @@ def _strategy_base(text: str, name: str) -> str:
     return base
 
 
-def parse_players(texts: Sequence[str],
-                  strategies: Sequence[str] | None = None) -> list[PlayerSpec]:
+def parse_players(texts: Sequence[str]) -> list[PlayerSpec]:
     """Parse ``TARGET`` / ``LABEL=TARGET`` arguments. Repeated labels get ``#2``, ``#3``..."""
-    if strategies is None:
-        strategies = known_strategies()
+    strategies = known_strategies()
     players: list[PlayerSpec] = []
     seen: dict[str, int] = {}
     for i, text in enumerate(texts):

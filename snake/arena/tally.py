@@ -363,7 +363,6 @@ class Games:
     def __init__(self) -> None:
         self.seen: dict[tuple[str, str, str], dict[tuple, GameSummary]] = {}
         self.duplicates = 0
-        self.clashes = 0
         self.filled = 0           # summaries that took what they lacked from a duplicate
 
     def admit(self, player: str, summary: GameSummary) -> bool:
@@ -378,7 +377,6 @@ class Games:
                 self.filled += 1
             return False
         if seen:
-            self.clashes += 1
             print(f"game {summary.game_id} of {player} appears with another result: counted as "
                   "another game (give each piece of a match its own --seed)", file=sys.stderr)
         seen[content] = summary

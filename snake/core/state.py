@@ -70,7 +70,6 @@ ALIVE, WALL, SELF, BODY, HEAD, STARVED, HAZARD, SQUAD_OUT = range(8)
 
 #: Move numbers (:data:`snake.rules.MOVES` order); -1 is "no move" (the engine repeats the last).
 UP, DOWN, LEFT, RIGHT = 0, 1, 2, 3
-NO_MOVE = -1
 
 
 class EncodeError(ValueError):

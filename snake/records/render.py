@@ -76,22 +76,21 @@ def frames_of(replay: Replay) -> dict[str, Any]:
     }
 
 
-def render_html(replay: Replay, title: str | None = None, *, head: str = "",
-                before: str = "", after: str = "") -> str:
+def render_html(replay: Replay, title: str | None = None, *, before: str = "",
+                after: str = "") -> str:
     """The whole page for ``replay``. A page that embeds the viewer (the service's
-    dashboard) may add markup: ``head`` in ``<head>``, ``before`` above the board and
-    ``after`` below it (trusted HTML: the caller escapes what it puts there). The viewer
-    announces each turn it shows with a ``turnshown`` event on ``document``
-    (``detail: {index, turn}``) and goes to a turn with ``window.replay.go(index)``."""
+    dashboard) may add markup: ``before`` above the board and ``after`` below it (trusted
+    HTML: the caller escapes what it puts there). The viewer announces each turn it shows
+    with a ``turnshown`` event on ``document`` (``detail: {index, turn}``) and goes to a
+    turn with ``window.replay.go(index)``."""
     data = frames_of(replay)
     g = data["game"]
     title = title or f"Battlesnake {g['ruleset']} {g['width']}x{g['height']} — {g['id']}"
     # no "<" at all inside the script element: nothing in a name can end or bend it
     payload = json.dumps(data, separators=(",", ":")).replace("<", "\\u003c")
-    parts = {"TITLE": html.escape(title), "HEAD": head, "BEFORE": before, "AFTER": after,
-             "DATA": payload}
+    parts = {"TITLE": html.escape(title), "BEFORE": before, "AFTER": after, "DATA": payload}
     # one pass, so that nothing inserted is read as a placeholder
-    return re.sub(r"__(TITLE|HEAD|BEFORE|AFTER|DATA)__", lambda m: parts[m.group(1)], PAGE)
+    return re.sub(r"__(TITLE|BEFORE|AFTER|DATA)__", lambda m: parts[m.group(1)], PAGE)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -138,7 +137,7 @@ PAGE = r"""<!DOCTYPE html>
  #slider{width:300px}
  #turn{font-variant-numeric:tabular-nums;min-width:90px;display:inline-block}
  #result{margin-top:10px;font-weight:600}
-</style>__HEAD__</head>
+</style></head>
 <body>
 __BEFORE__<h1 id="title"></h1>
 <div id="wrap">

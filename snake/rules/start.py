@@ -87,13 +87,12 @@ def new_game(
     game_id: str = "local-game",
     squads: Sequence[str] | None = None,
     timeout: int = 500,
-    names: Sequence[str] | None = None,
 ) -> GameState:
     """Turn 0 of a new game: snakes placed, starting food (none in constrictor rulesets),
     the map's hazards.
 
-    ``squads`` gives each snake's squad (same order as ``snake_ids``); ``names`` their
-    display names (default: the ids). Raises :class:`SetupError` (a ``ValueError``) for
+    ``squads`` gives each snake's squad (same order as ``snake_ids``); a snake's name is its
+    id. Raises :class:`SetupError` (a ``ValueError``) for
     a game that cannot be set up."""
     if isinstance(ruleset, str):
         ruleset = make_ruleset(ruleset)
@@ -106,8 +105,6 @@ def new_game(
         raise SetupError("snake ids must be unique")
     if squads is not None and len(squads) != len(ids):
         raise SetupError(f"{len(squads)} squads given for {len(ids)} snakes")
-    if names is not None and len(names) != len(ids):
-        raise SetupError(f"{len(names)} names given for {len(ids)} snakes")
     try:
         game_map = get_map(map)
     except ValueError as e:
@@ -121,7 +118,7 @@ def new_game(
     for i, (snake_id, spot) in enumerate(zip(ids, spots)):
         board.snakes.append(Snake(
             id=snake_id, body=[spot] * START_LENGTH, health=START_HEALTH,
-            name=names[i] if names is not None else snake_id,
+            name=snake_id,
             squad=squads[i] if squads is not None else "",
         ))
     # Constrictor games start without food, as the official engine's do (its setup runs

@@ -171,7 +171,6 @@ class SessionManager:
         idle_limit: float = DEFAULT_IDLE_LIMIT,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         clock: Callable[[], float] = time.monotonic,
-        covers: Callable[[MoveRequest], bool] = network_covers,
         adaptive_margin: bool = True,
         check_moves: bool = True,
         began_with: Callable[[str, str], Collection[str] | None] | None = None,
@@ -185,7 +184,6 @@ class SessionManager:
         self.idle_limit = idle_limit
         self.max_sessions = max_sessions
         self.clock = clock
-        self.covers = covers
         self._sessions: dict[tuple[str, str], Session] = {}
         self._lock = threading.Lock()  # guards _sessions, Session.busy and the pool
         self._swept: float | None = None       # when reclaim_idle last looked
@@ -374,7 +372,7 @@ class SessionManager:
 
     def _covered(self, request: MoveRequest) -> bool:
         try:
-            return bool(self.covers(request))
+            return network_covers(request)
         except Exception:  # an odd state must not stop the game from being served
             log.exception("feature check failed for game %s", request.state.game.id)
             return False

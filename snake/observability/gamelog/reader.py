@@ -314,15 +314,15 @@ def summary(conn: sqlite3.Connection, recent_turns: int = 20_000, days: int = 60
         depths=[r[1] for r in recent if r[1] is not None], answered_by=answered)
 
 
-def training_games(conn: sqlite3.Connection, origin: str | None = None,
+def training_games(conn: sqlite3.Connection,
                    unreadable: list[str] | None = None) -> Iterator[tuple[GameRow, Replay]]:
     """Every finished game (won, lost or drawn, or a solo game ended) with its record,
     oldest first: what the training pipeline reads with ``--from-game-log``. A game whose
     record cannot be read is passed over (its id added to ``unreadable``), not the end of
     the reading."""
     query = (f"SELECT {_GAME_COLUMNS} FROM games WHERE result IN ('win', 'loss', 'draw', 'ended')"
-             + (" AND origin = ?" if origin else "") + " ORDER BY started_at")
-    for row in conn.execute(query, (origin,) if origin else ()).fetchall():
+             " ORDER BY started_at")
+    for row in conn.execute(query).fetchall():
         game = _game_row(row)
         try:
             replay = replay_of(conn, game)

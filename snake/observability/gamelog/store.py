@@ -42,7 +42,6 @@ import threading
 import time
 import zlib
 from pathlib import Path
-from typing import Any
 
 from snake.board import parse_request
 from snake.observability.gamelog.records import EndRecord, GameInfo, TurnRecord, end_record
@@ -159,8 +158,7 @@ def decompress(blob: bytes) -> bytes:
 # Writing
 
 
-def _upsert_game(conn: sqlite3.Connection, game: GameInfo, seen_at: float,
-                 origin: str = "service") -> None:
+def _upsert_game(conn: sqlite3.Connection, game: GameInfo, seen_at: float) -> None:
     """``/start``: the game's row (made, or its times widened). A ``/start`` received after
     the game under these ids ended, or after any of its turns, begins another game: the
     earlier one is set aside first (:func:`_set_aside`)."""
@@ -171,7 +169,7 @@ def _upsert_game(conn: sqlite3.Connection, game: GameInfo, seen_at: float,
         (g.game_id, g.you_id, seen_at, g.game_id, g.you_id, seen_at)).fetchone()
     if earlier is not None:
         _set_aside(conn, g)
-    _upsert_row(conn, game, seen_at, origin)
+    _upsert_row(conn, game, seen_at, "service")
 
 
 def _set_aside(conn: sqlite3.Connection, game: GameInfo) -> str:
@@ -757,7 +755,3 @@ def from_environment(default_path: str = "games.db") -> GameLog | None:
     return GameLog(path,
                    max_games=int(os.environ.get("NUPPEPPOU_GAME_LOG_MAX_GAMES", DEFAULT_MAX_GAMES)),
                    max_mb=float(os.environ.get("NUPPEPPOU_GAME_LOG_MAX_MB", DEFAULT_MAX_MB)))
-
-
-def read_json(text: str | None) -> Any:
-    return json.loads(text) if text else None
