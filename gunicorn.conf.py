@@ -3,6 +3,8 @@
 Worker and thread counts were chosen by measurement with ``python -m bench.server`` on a
 2-core machine (figures and reasoning in docs/server.md). Override them with
 ``NUPPEPPOU_WORKERS`` / ``NUPPEPPOU_THREADS`` (or gunicorn's own ``-w`` / ``--threads``).
+Every setting is read and checked here first (:mod:`snake.settings`): with a bad one the
+service does not start, and says which and what it expects.
 
 Each worker process has its own 32-slot accumulator stack and session table. The engine's
 requests for one game may reach different workers; each worker answers correctly anyway
@@ -26,6 +28,18 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
+# Checked before anything is made (the metrics' folder, the app); as
+# snake.serving.service.load_settings checks them, whose imports would make the metrics
+# before their folder is set.
+from snake.settings import Settings, SettingsError  # noqa: E402
+from snake.strategies import check_name  # noqa: E402
+
+try:
+    _SETTINGS = Settings.from_environ(check_strategy=check_name)
+except SettingsError as _exc:
+    # gunicorn would print "Failed to read config file" and a traceback: say only what is wrong
+    raise SystemExit(f"nuppeppou: not started: {_exc}") from None
+
 
 def _default_threads() -> int:
     """Threads per worker when ``NUPPEPPOU_THREADS`` is not set. A searching strategy
@@ -34,11 +48,9 @@ def _default_threads() -> int:
     needs a thread of its own: 16 per worker serve 32 games at once. The one-shot
     strategies answer in milliseconds and do best with 4 (docs/server.md)."""
     from snake.search.strategy import VARIANTS
-    from snake.strategies import DEFAULT_STRATEGY
 
-    strategy = os.environ.get("NUPPEPPOU_STRATEGY") or DEFAULT_STRATEGY
-    # every search variant, options in brackets or not (a bad name is the app's to report)
-    return 16 if strategy.split("[", 1)[0].strip() in VARIANTS else 4
+    # every search variant, options in brackets or not
+    return 16 if _SETTINGS.strategy.split("[", 1)[0].strip() in VARIANTS else 4
 
 
 # Prometheus metrics from every worker (snake/observability/metrics.py): prometheus_client's multiprocess
@@ -49,13 +61,13 @@ if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     _METRICS_DIR = tempfile.mkdtemp(prefix="nuppeppou-metrics-")
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = _METRICS_DIR
 
-bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
-workers = int(os.environ.get("NUPPEPPOU_WORKERS", "2"))
+bind = f"0.0.0.0:{_SETTINGS.port}"
+workers = _SETTINGS.workers
 # The compiled search shares each worker's part of the machine among its games in flight:
 # set in post_fork from the workers gunicorn really runs (-w overrides this file), unless
 # given.
-_CORES_GIVEN = bool(os.environ.get("NUPPEPPOU_SEARCH_CORES"))
-threads = int(os.environ.get("NUPPEPPOU_THREADS") or _default_threads())
+_CORES_GIVEN = _SETTINGS.search_cores is not None
+threads = _SETTINGS.threads or _default_threads()
 
 
 def _arrival_worker():
@@ -91,11 +103,11 @@ preload_app = True
 keepalive = 75
 timeout = 30
 graceful_timeout = 10
-accesslog = os.environ.get("NUPPEPPOU_ACCESS_LOG") or None
+accesslog = _SETTINGS.access_log
 # gunicorn's default line with the path instead of the whole request line: a query string
 # may carry the dashboard's token (?token=..., docs/dashboard.md).
 access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(f)s" "%(a)s"'
-loglevel = os.environ.get("NUPPEPPOU_LOG_LEVEL", "info").lower()
+loglevel = _SETTINGS.log_level.lower()
 
 
 def _name_the_server() -> None:

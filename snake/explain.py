@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any, TextIO
 
@@ -25,7 +24,8 @@ from snake.diagram import to_ascii
 from snake.rules import MOVES, apply_rules, distance, next_square
 from snake.evaluation.control import board_control
 from snake.decision import SearchResult
-from snake.strategies import DEFAULT_STRATEGY, get_strategy
+from snake.settings import Settings, SettingsError
+from snake.strategies import get_strategy
 
 
 def explain(request: MoveRequest, decision: Decision, strategy: str) -> str:
@@ -223,12 +223,18 @@ def _load(path: str, stdin: TextIO) -> Any:
 def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout) -> int:
     parser = argparse.ArgumentParser(prog="python -m snake.explain", description=__doc__.split("\n")[0])
     parser.add_argument("request", help="a /move request body (JSON file), or - for stdin")
-    parser.add_argument("--strategy", default=os.environ.get("NUPPEPPOU_STRATEGY") or DEFAULT_STRATEGY)
+    parser.add_argument("--strategy", default=None,
+                        help="default: $NUPPEPPOU_STRATEGY, else the service's default")
     parser.add_argument("--weights", default=None, help="network file (.npz)")
     parser.add_argument("--no-network", action="store_true", help="play without the network")
     parser.add_argument("--snakes-at-start", type=int, default=None, metavar="N",
                         help="the snakes the game began with (default: those in the request)")
     args = parser.parse_args(argv)
+    try:
+        settings = Settings.from_environ()
+    except SettingsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
     try:
         request = parse_request(_load(args.request, stdin))
@@ -250,14 +256,15 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO =
     if not args.no_network:
         from nnue.network import Network, NetworkFileError, load_default
 
-        path = args.weights or os.environ.get("NUPPEPPOU_WEIGHTS")
+        path = args.weights or settings.weights
         try:
             network = Network.load(path) if path else load_default()
         except (OSError, NetworkFileError) as exc:
             print(f"error: cannot load the network: {exc}", file=sys.stderr)
             return 2
     try:
-        strategy = get_strategy(args.strategy, network=network)
+        strategy = get_strategy(args.strategy or settings.strategy, network=network,
+                                settings=settings)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

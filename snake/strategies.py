@@ -22,6 +22,7 @@ from typing import Any, Callable
 from snake.decision import Strategy
 from snake.search.strategy import VARIANTS, make_search_strategy, split_options
 from snake.seed import FloodFillStrategy, RandomStrategy, SeedStrategy
+from snake.settings import DEFAULT_STRATEGY, Settings
 
 StrategyFactory = Callable[..., Strategy]
 
@@ -32,8 +33,7 @@ _REGISTRY: dict[str, StrategyFactory] = {
     **{name: functools.partial(make_search_strategy, name) for name in VARIANTS},
 }
 
-#: The service's strategy when ``NUPPEPPOU_STRATEGY`` is not set.
-DEFAULT_STRATEGY = "search"
+__all__ = ["DEFAULT_STRATEGY", "STRATEGIES", "check_name", "get_strategy", "register_strategy"]
 
 #: Names of the registered strategies.
 STRATEGIES: tuple[str, ...] = tuple(_REGISTRY)
@@ -46,20 +46,32 @@ def register_strategy(name: str, factory: StrategyFactory) -> None:
     STRATEGIES = tuple(_REGISTRY)
 
 
-def get_strategy(name: str, *, network: Any | None = None, seed: int | None = None) -> Strategy:
-    """A new strategy by name; ``ValueError`` listing the known names for an unknown one.
-    A search strategy's name may carry options in brackets,
+def check_name(name: str) -> tuple[str, dict[str, Any]]:
+    """The registered name and the options of strategy name ``name``, building nothing;
+    ``ValueError`` for an unknown name (listing the known ones) or options where there can
+    be none. A search strategy's name may carry options in brackets,
     ``search[max_opponents=3,reach=8]`` (:func:`snake.search.strategy.split_options`)."""
     base, options = split_options(name)
     if base not in _REGISTRY:
         raise ValueError(
             f"unknown strategy {base!r}; choose one of: {', '.join(_REGISTRY)}"
         )
+    if (options or base != name) and base not in VARIANTS:
+        raise ValueError(f"strategy {name!r}: only search strategies take options "
+                         f"({', '.join(VARIANTS)})")
+    return base, options
+
+
+def get_strategy(name: str, *, network: Any | None = None, seed: int | None = None,
+                 settings: Settings | None = None) -> Strategy:
+    """A new strategy by name (:func:`check_name`). A search strategy takes the search's
+    settings (``NUPPEPPOU_SEARCH_*``) from ``settings``, by default the environment's."""
+    base, options = check_name(name)
     if options or base != name:
-        if base not in VARIANTS:
-            raise ValueError(f"strategy {name!r}: only search strategies take options "
-                             f"({', '.join(VARIANTS)})")
-        strategy = make_search_strategy(base, network, seed, overrides=options)
+        strategy = make_search_strategy(base, network, seed, overrides=options,
+                                        settings=settings)
         strategy.name = name
         return strategy
+    if base in VARIANTS and settings is not None:
+        return make_search_strategy(base, network, seed, settings=settings)
     return _REGISTRY[name](network=network, seed=seed)

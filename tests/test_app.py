@@ -10,6 +10,8 @@ import threading
 import pytest
 
 from app import MAX_BODY_BYTES, SERVER_NAME, create_app
+from snake.settings import Settings, SettingsError
+from snake.strategies import STRATEGIES
 from nnue.network import Network
 from snake import __version__
 from snake.board import state_to_request
@@ -458,6 +460,26 @@ def test_configuration_from_the_environment(monkeypatch, tmp_path, network):
     assert no_net.extensions["nuppeppou"]["network"] is None
     r = no_net.test_client().post("/move", json=body_of())
     assert r.status_code == 200
+
+
+def test_a_bad_setting_stops_the_start_up(monkeypatch):
+    """Every bad value is named, with what it expects, before anything is built; given
+    settings are used as they are."""
+    monkeypatch.setenv("NUPPEPPOU_IDLE_LIMIT", "-3")
+    monkeypatch.setenv("NUPPEPPOU_SEARCH_THREADS", "x")
+    monkeypatch.setenv("NUPPEPPOU_STRATEGY", "telepathy")
+    with pytest.raises(SettingsError) as raised:
+        create_app(network=None, game_log=None)
+    assert raised.value.problems[:2] == [
+        "NUPPEPPOU_STRATEGY='telepathy': unknown strategy 'telepathy'; choose one of: "
+        + ", ".join(STRATEGIES),
+        "NUPPEPPOU_IDLE_LIMIT='-3': expected a number > 0"]
+    assert raised.value.problems[2:] == ["NUPPEPPOU_SEARCH_THREADS='x': expected an integer ≥ 1"]
+    app = create_app(settings=Settings(strategy="floodfill", idle_limit=7.0, check_moves=False),
+                     network=None, game_log=None)
+    sessions = sessions_of(app)
+    assert app.extensions["nuppeppou"]["strategy"].name == "floodfill"
+    assert (sessions.idle_limit, sessions.check_moves) == (7.0, False)
 
 
 def test_a_latency_sent_as_a_number_is_read(network):

@@ -52,6 +52,14 @@ def client(played, monkeypatch):
     return app.test_client()
 
 
+@pytest.fixture
+def token_client(played, monkeypatch):
+    """The service started with a dashboard token (read once, at start-up)."""
+    monkeypatch.setenv("NUPPEPPOU_DASHBOARD_TOKEN", "s3cret-token")
+    db, log = played
+    return create_app(network=None, strategy="floodfill", game_log=log).test_client()
+
+
 def test_the_overview_lists_the_games(client):
     page = client.get("/games")
     assert page.status_code == 200 and page.content_type.startswith("text/html")
@@ -112,8 +120,8 @@ def test_from_another_machine_without_a_token_it_does_not_exist(client, url):
 
 
 @pytest.mark.parametrize("url", ["/games", "/games/game-20", "/metrics"])
-def test_from_another_machine_the_token_opens_it(client, monkeypatch, url):
-    monkeypatch.setenv("NUPPEPPOU_DASHBOARD_TOKEN", "s3cret-token")
+def test_from_another_machine_the_token_opens_it(token_client, url):
+    client = token_client
     assert client.get(url, environ_base=REMOTE).status_code == 401
     wrong = {"Authorization": "Bearer nope"}
     assert client.get(url, environ_base=REMOTE, headers=wrong).status_code == 401
@@ -129,10 +137,10 @@ def test_from_another_machine_the_token_opens_it(client, monkeypatch, url):
 
 
 @pytest.mark.parametrize("url", ["/games", "/metrics"])
-def test_with_a_token_set_this_machine_needs_it_too(client, monkeypatch, url):
+def test_with_a_token_set_this_machine_needs_it_too(token_client, url):
     """A reverse proxy or tunnel on this machine that adds no forwarding header makes a
     stranger's request come from loopback: with a token set, loopback is no pass."""
-    monkeypatch.setenv("NUPPEPPOU_DASHBOARD_TOKEN", "s3cret-token")
+    client = token_client
     assert client.get(url).status_code == 401
     assert client.get(url, headers={"Authorization": "Bearer s3cret-token"}).status_code == 200
 

@@ -175,6 +175,24 @@ def test_bad_input_over_http(server):
     assert request(port, "GET", "/")[0] == 200
 
 
+def test_a_bad_setting_stops_the_service_before_it_starts(tmp_path):
+    """gunicorn, and the development server, refuse to start with a bad value and say
+    which and why, without a traceback, and leave no metrics folder behind."""
+    env = dict(os.environ, NUPPEPPOU_WORKERS="0", NUPPEPPOU_SEARCH_MARGIN_MS="soon",
+               TMPDIR=str(tmp_path))
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    for command in (["-m", "gunicorn", "-c", "gunicorn.conf.py", "-b", "127.0.0.1:0", "app:app"],
+                    ["app.py"]):
+        done = subprocess.run([sys.executable, *command], cwd=ROOT, env=env, timeout=120,
+                              capture_output=True, text=True)
+        assert done.returncode == 1, done.stderr
+        assert done.stderr.strip().splitlines() == [
+            "nuppeppou: not started: 2 bad settings:",
+            "  NUPPEPPOU_WORKERS='0': expected an integer ≥ 1",
+            "  NUPPEPPOU_SEARCH_MARGIN_MS='soon': expected a number ≥ 0"], command
+    assert not list(tmp_path.glob("nuppeppou-metrics-*"))
+
+
 def test_every_search_strategy_gets_a_thread_per_game(tmp_path):
     """The configuration's default threads: 16 for any search variant (with options or
     not), 4 for the one-step strategies. (Read in a child process: the configuration sets

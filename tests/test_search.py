@@ -28,8 +28,8 @@ ALGORITHMS = ("alphabeta", "compiled")
 
 def strategy_for(algorithm, **options):
     if algorithm == "compiled":
-        algorithm, options["engine"] = "alphabeta", "compiled"
-    return SearchStrategy(algorithm=algorithm, **options)
+        options["engine"] = "compiled"
+    return SearchStrategy(**options)
 
 
 def search(request, algorithm="alphabeta", nodes=4000, **options):
@@ -245,8 +245,8 @@ def test_board_control_splits_a_symmetric_board_evenly():
 
 
 def test_unknown_options_are_refused():
-    with pytest.raises(ValueError, match="algorithm"):
-        SearchStrategy(algorithm="minimax")
+    with pytest.raises(ValueError, match="engine"):
+        SearchStrategy(engine="minimax")
     with pytest.raises(ValueError, match="evaluator"):
         SearchStrategy(evaluator="magic")
     with pytest.raises(ValueError, match="network"):
@@ -426,18 +426,11 @@ def test_options_in_a_strategy_name_override_the_variant():
             get_strategy(bad)
 
 
-@pytest.mark.parametrize("variable", ("NUPPEPPOU_SEARCH_ENGINE", "NUPPEPPOU_SEARCH_ALGORITHM",
-                                      "NUPPEPPOU_SEARCH_EVAL"))
+@pytest.mark.parametrize("variable", ("NUPPEPPOU_SEARCH_ENGINE", "NUPPEPPOU_SEARCH_EVAL"))
 def test_an_unknown_search_option_in_the_environment_is_refused(monkeypatch, variable):
     monkeypatch.setenv(variable, "minimax")
     with pytest.raises(ValueError, match=f"{variable}='minimax': expected one of"):
         make_search_strategy("search")
-
-
-def test_the_environment_may_name_the_one_algorithm(monkeypatch):
-    monkeypatch.setenv("NUPPEPPOU_SEARCH_ALGORITHM", "alphabeta")
-    strategy = make_search_strategy("search")
-    assert (strategy.algorithm, strategy.engine) == ("alphabeta", "compiled")
 
 
 def test_budget_counts_nodes_and_stops():

@@ -102,7 +102,8 @@ def test_the_cycle_finder_finds_a_cycle():
 #: below (a module of ``snake`` is its subpackage, or itself at the top). What each part
 #: is: README.md, "What is here".
 FLOORS = (
-    ("snake.board", "snake.cli", "snake.progress"),           # the game model, small helpers
+    ("snake.board", "snake.cli", "snake.progress",            # the game model, small helpers,
+     "snake.settings"),                                          # the settings' one table
     ("snake.rules",),                                            # the rules, the reference
     ("snake.core", "snake.moves", "snake.floodfill", "snake.diagram"),  # their compiled twin
     ("nnue", "snake.decision", "snake.conformance", "snake.perft"),    # NNUE inference

@@ -209,7 +209,7 @@ def test_the_gate_measures_the_network_against_board_control_and_nothing_else(tw
     gen0 = state["generations"][0]["data"]["player"].split("=", 1)[1]
     board_control = make_search_strategy(gen0)
     assert board_control.evaluator_name == "voronoi"
-    shared = ("algorithm", "engine", "replies", "max_opponents", "reach", "last_chance",
+    shared = ("engine", "replies", "max_opponents", "reach", "last_chance",
               "style", "multi_style", "value_head", "max_depth", "exact_root")
     for variant in loop.VARIANT_OF_WEIGHT.values():
         network = make_search_strategy(variant)

@@ -27,6 +27,7 @@ from snake.arena.match import GameResult, play_game
 from snake.arena.players import PlayerError, PlayerSpec, fetch_metadata, parse_players
 from snake.arena.positions import load_positions
 from snake.records.replay import GAMES_LOG
+from snake.settings import read as read_setting
 from snake.arena.report import Totals, format_report, game_entry
 from snake.arena.schedule import GameSpec, plan_games
 from snake.arena.stats import sprt_bounds, sprt_llr, sprt_verdict
@@ -252,8 +253,8 @@ def run(args: argparse.Namespace) -> int:
     interrupted = lost = False
     # Each game's process searches on its share of the machine (a search's helper threads,
     # ``threads``, take only that share), unless the environment says otherwise.
-    cores_before = os.environ.get("NUPPEPPOU_SEARCH_CORES")
-    if not cores_before:
+    cores_before = read_setting("NUPPEPPOU_SEARCH_CORES")
+    if cores_before is None:
         from snake.search.strategy import available_cores
         os.environ["NUPPEPPOU_SEARCH_CORES"] = str(max(1, available_cores() // parallel))
     try:
@@ -299,7 +300,7 @@ def run(args: argparse.Namespace) -> int:
         interrupted = True
         print("\narena: interrupted; results of the finished games:", file=sys.stderr)
     finally:
-        if not cores_before:
+        if cores_before is None:
             os.environ.pop("NUPPEPPOU_SEARCH_CORES", None)
     bar.close()
 

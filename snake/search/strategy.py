@@ -35,13 +35,9 @@ from snake.search.plan import plan_snakes
 from snake.core import EncodeError
 from snake.evaluation.compiled.control import STYLES
 from snake.evaluation.value_head import ValueHead, board_of, load_head
+# (the engines and evaluators are named with the settings that choose among them)
+from snake.settings import ENGINES, EVALUATORS, Settings, read as read_setting
 
-#: the one search algorithm (paranoid alpha-beta); kept as an option for the configuration
-ALGORITHMS = ("alphabeta",)
-#: ``python``: snake.search (readable, every evaluator); ``compiled``: the
-#: compiled core (snake.search.compiled.tree: alpha-beta with board control, no GIL).
-ENGINES = ("python", "compiled")
-EVALUATORS = ("voronoi", "nnue", "auto")
 #: How the searched opponents answer your move: ``joint`` (every combination of their
 #: moves: paranoid) or ``best`` (best-reply search: one opponent at a time plays each of its
 #: moves while the others play their cheap move: :mod:`.alphabeta`).
@@ -57,7 +53,7 @@ DEFAULT_MAX_CONCURRENT = 2
 #: beside the network and described in its manifest (``MANIFEST.json``, ``value_head``);
 #: ``search[value_head=none]`` is the default without it.
 DEFAULT_VALUE_HEAD = Path(__file__).resolve().parents[2] / "weights" / "value-duel.npz"
-log = logging.getLogger("nuppeppou.search")  # the service's log (app.configure_logging)
+log = logging.getLogger("nuppeppou.search")  # the service's log (snake.serving.service)
 
 #: The least thinking time of a compiled search sharing the cores with many others.
 MIN_SHARE_MS = 10.0
@@ -100,23 +96,18 @@ def cgroup_cpu_quota(root: str = "/sys/fs/cgroup") -> float | None:
 
 def default_cores() -> int:
     """Cores one server process may search on: ``NUPPEPPOU_SEARCH_CORES`` (gunicorn.conf.py
-    sets it in each worker to the cores available divided among the workers), else every
-    core available (:func:`available_cores`)."""
-    value = os.environ.get("NUPPEPPOU_SEARCH_CORES")
-    if value:
-        try:
-            return max(1, int(value))
-        except ValueError:
-            raise ValueError(f"NUPPEPPOU_SEARCH_CORES={value!r}: expected an integer") from None
-    return available_cores()
+    sets it in each worker, after the fork, to the cores available divided among the
+    workers: so it is read here, at each move), else every core available
+    (:func:`available_cores`)."""
+    cores = read_setting("NUPPEPPOU_SEARCH_CORES")
+    return available_cores() if cores is None else cores
 
 
 class SearchStrategy:
-    """Search within the time budget. Options:
+    """Search within the time budget: paranoid alpha-beta, iterative deepening. Options:
 
-    ``algorithm``: ``alphabeta`` (paranoid alpha-beta, iterative deepening; the only one).
-    ``evaluator``: ``voronoi`` (board control), ``nnue`` (needs
-    ``network``; positions it has no features for are searched with board control), or
+    ``evaluator``: ``voronoi`` (board control), ``nnue`` (needs ``network``; positions it
+    has no features for are searched with board control), or
     ``auto`` (``nnue`` when a network is given). ``margin_ms``: subtracted from
     ``game.timeout``; ``think_ms`` overrides the thinking time altogether (``None``: from the
     timeout). ``max_nodes``: a node limit (reproducible searches). ``max_opponents`` /
@@ -147,7 +138,7 @@ class SearchStrategy:
     (:meth:`search_threads`); a node-limited search uses one."""
 
     def __init__(self, network: Any | None = None, *, name: str = "search",
-                 algorithm: str = "alphabeta", evaluator: str = "voronoi",
+                 evaluator: str = "voronoi",
                  margin_ms: float = DEFAULT_MARGIN_MS, think_ms: float | None = None,
                  max_nodes: int | None = None, max_depth: int = MAX_DEPTH,
                  max_opponents: int | None = None, reach: int | None = DEFAULT_REACH,
@@ -181,8 +172,6 @@ class SearchStrategy:
                     f"style for {self.value_head.snakes} snakes, which this search values "
                     f"with style {style!r}" + (f" ({multi_style!r} with three or more)"
                                                if multi_style is not None else ""))
-        if algorithm not in ALGORITHMS:
-            raise ValueError(f"unknown search algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
         if evaluator not in EVALUATORS:
             raise ValueError(f"unknown evaluator {evaluator!r}; choose one of {EVALUATORS}")
         if evaluator == "nnue" and network is None:
@@ -197,7 +186,6 @@ class SearchStrategy:
             raise ValueError("threads must be at least 1")
         self.name = name
         self.network = network
-        self.algorithm = algorithm
         self.evaluator_name = evaluator
         self.margin_ms = float(margin_ms)
         self.think_ms = think_ms
@@ -416,22 +404,22 @@ VARIANTS: dict[str, dict[str, Any]] = {
     # in 200 duels, docs/training.md; not in the last duels of games begun with more
     # snakes, where it has not been shown to win); without the head
     # (search[value_head=none]), and elsewhere, its duels are search-joint's, node for node
-    "search": {"algorithm": "alphabeta", "evaluator": "voronoi", "engine": "compiled",
+    "search": {"evaluator": "voronoi", "engine": "compiled",
                "max_concurrent": None, "last_chance": True, "replies": "best",
                "max_opponents": 3, "reach": None, "multi_style": "hungry",
                "value_head": str(DEFAULT_VALUE_HEAD)},
     # the default until 2026-11-24: joint replies of the two nearest opponents within six
     # moves, the others played cheaply (issue 14 measures the default against it)
     "search-joint": {"engine": "compiled", "max_concurrent": None, "last_chance": True},
-    "search-py": {"algorithm": "alphabeta", "evaluator": "voronoi"},
-    "search-nnue": {"algorithm": "alphabeta", "evaluator": "auto"},
+    "search-py": {"evaluator": "voronoi"},
+    "search-nnue": {"evaluator": "auto"},
     # the compiled search valuing leaves by the network (alone, or half and half with
     # board control), otherwise search-joint (its tree and last chance), so that the
     # learning loop's gate against search-joint measures the leaf value and nothing else;
     # the default uses it only once it wins (issue 12)
-    "search-net": {"algorithm": "alphabeta", "evaluator": "auto", "engine": "compiled",
+    "search-net": {"evaluator": "auto", "engine": "compiled",
                    "max_concurrent": None, "last_chance": True, "network_weight": 1.0},
-    "search-blend": {"algorithm": "alphabeta", "evaluator": "auto", "engine": "compiled",
+    "search-blend": {"evaluator": "auto", "engine": "compiled",
                      "max_concurrent": None, "last_chance": True, "network_weight": 0.5},
     # opponents for the arena, each the compiled search with board control weighted to play
     # a way strong snakes play four-snake games (docs/arena.md)
@@ -486,33 +474,27 @@ def split_options(name: str) -> tuple[str, dict[str, Any]]:
 
 
 def make_search_strategy(name: str = "search", network: Any | None = None,
-                         seed: int | None = None, overrides: dict[str, Any] | None = None) -> SearchStrategy:
-    """The search strategy ``name`` (:data:`VARIANTS`). The environment may override the
-    default ``search``'s options: ``NUPPEPPOU_SEARCH_ENGINE`` (compiled, python),
-    ``NUPPEPPOU_SEARCH_ALGORITHM`` (alphabeta: the only one), ``NUPPEPPOU_SEARCH_EVAL``
-    (voronoi, nnue, auto; anything but voronoi is searched in Python); a value not among
-    these is refused with an error naming the variable;
-    ``NUPPEPPOU_SEARCH_MARGIN_MS``, ``NUPPEPPOU_SEARCH_MAX_CONCURRENT`` (searches at once per
-    process), ``NUPPEPPOU_SEARCH_TABLE_MB``, ``NUPPEPPOU_SEARCH_MAX_NODES`` (a node
-    limit besides the clock: reproducible, cheap arena experiments at equal nodes) and
-    ``NUPPEPPOU_SEARCH_THREADS`` (the most threads one compiled search uses) for every
-    variant. ``seed`` is accepted for
-    the registry's signature; the search is deterministic. ``overrides``
-    (:func:`split_options`) replace the variant's and the environment's options. A
+                         seed: int | None = None, overrides: dict[str, Any] | None = None,
+                         settings: Settings | None = None) -> SearchStrategy:
+    """The search strategy ``name`` (:data:`VARIANTS`). ``settings`` (default: the
+    environment's, :class:`snake.settings.Settings`) may override the default ``search``'s
+    engine and evaluator (``NUPPEPPOU_SEARCH_ENGINE``, ``NUPPEPPOU_SEARCH_EVAL``; anything
+    but board control is searched in Python), and every variant's margin, searches at once
+    per process, transposition table, node limit and threads (``NUPPEPPOU_SEARCH_MARGIN_MS``,
+    ``_MAX_CONCURRENT``, ``_TABLE_MB``, ``_MAX_NODES``, ``_THREADS``). ``seed`` is accepted
+    for the registry's signature; the search is deterministic. ``overrides``
+    (:func:`split_options`) replace the variant's and the settings' options. A
     variant's own value head (the default's, for duels) is dropped where the search would
-    not use it: searched in Python (the environment above), told to weigh board control by
+    not use it: searched in Python (the settings above), told to weigh board control by
     another ``style``, or its file absent (logged: :func:`_variant_head`)."""
     if name not in VARIANTS:
         raise ValueError(f"unknown search strategy {name!r}; choose one of {', '.join(VARIANTS)}")
+    settings = Settings.from_environ() if settings is None else settings
     options: dict[str, Any] = dict(VARIANTS[name])
     if name == "search":
-        for variable, option, allowed in (("NUPPEPPOU_SEARCH_ENGINE", "engine", ENGINES),
-                                          ("NUPPEPPOU_SEARCH_ALGORITHM", "algorithm", ALGORITHMS),
-                                          ("NUPPEPPOU_SEARCH_EVAL", "evaluator", EVALUATORS)):
-            value = os.environ.get(variable)
-            if value:
-                if value not in allowed:
-                    raise ValueError(f"{variable}={value!r}: expected one of {', '.join(allowed)}")
+        for option, value in (("engine", settings.search_engine),
+                              ("evaluator", settings.search_eval)):
+            if value is not None:
                 options[option] = value
         if options["engine"] == "compiled" and options["evaluator"] != "voronoi":
             options["engine"] = "python"
@@ -520,18 +502,13 @@ def make_search_strategy(name: str = "search", network: Any | None = None,
             options.pop("max_concurrent")     # the GIL: the Python search's own limit
             options.pop("multi_style", None)  # it values board control by the reference only
             options.pop("value_head", None)
-    for variable, option, kind in (("NUPPEPPOU_SEARCH_MARGIN_MS", "margin_ms", float),
-                                   ("NUPPEPPOU_SEARCH_MAX_CONCURRENT", "max_concurrent", int),
-                                   ("NUPPEPPOU_SEARCH_TABLE_MB", "table_mb", float),
-                                   ("NUPPEPPOU_SEARCH_MAX_NODES", "max_nodes", int),
-                                   ("NUPPEPPOU_SEARCH_THREADS", "threads", int)):
-        value = os.environ.get(variable)
-        if value:
-            try:
-                options[option] = kind(value)
-            except ValueError:
-                expected = "a number" if kind is float else "an integer"
-                raise ValueError(f"{variable}={value!r}: expected {expected}") from None
+    for option, value in (("margin_ms", settings.search_margin_ms),
+                          ("max_concurrent", settings.search_max_concurrent),
+                          ("table_mb", settings.search_table_mb),
+                          ("max_nodes", settings.search_max_nodes),
+                          ("threads", settings.search_threads)):
+        if value is not None:
+            options[option] = value
     overrides = overrides or {}
     unknown = set(overrides) - set(OPTION_TYPES)
     if unknown:
@@ -541,7 +518,10 @@ def make_search_strategy(name: str = "search", network: Any | None = None,
         options["value_head"] = _variant_head(options["value_head"],
                                               options.get("style", "default"),
                                               options.get("multi_style"))
-    return SearchStrategy(network, name=name, **options)
+    strategy = SearchStrategy(network, name=name, **options)
+    if settings.search_cores is not None:
+        strategy.cores = settings.search_cores      # given: fixed; else read at each move
+    return strategy
 
 
 def _variant_head(path: str, style: str, multi_style: str | None) -> ValueHead | None:

@@ -45,6 +45,7 @@ from pathlib import Path
 
 from snake.board import parse_request
 from snake.observability.gamelog.records import EndRecord, GameInfo, TurnRecord, end_record
+from snake.settings import Settings
 
 log = logging.getLogger("nuppeppou.gamelog")
 
@@ -745,13 +746,10 @@ class GameLog:
         self._pid = None
 
 
-def from_environment(default_path: str = "games.db") -> GameLog | None:
-    """The service's game log from ``NUPPEPPOU_GAME_LOG`` (a path; ``off`` disables; default
-    ``games.db`` in the working directory), ``NUPPEPPOU_GAME_LOG_MAX_GAMES`` and
-    ``NUPPEPPOU_GAME_LOG_MAX_MB``."""
-    path = os.environ.get("NUPPEPPOU_GAME_LOG", default_path).strip()
-    if path.lower() in ("off", "0", "no", "false", ""):
+def from_settings(settings: Settings) -> GameLog | None:
+    """The service's game log as ``settings`` give it (``NUPPEPPOU_GAME_LOG``: its file,
+    or none; ``NUPPEPPOU_GAME_LOG_MAX_GAMES``, ``NUPPEPPOU_GAME_LOG_MAX_MB``)."""
+    if settings.game_log is None:
         return None
-    return GameLog(path,
-                   max_games=int(os.environ.get("NUPPEPPOU_GAME_LOG_MAX_GAMES", DEFAULT_MAX_GAMES)),
-                   max_mb=float(os.environ.get("NUPPEPPOU_GAME_LOG_MAX_MB", DEFAULT_MAX_MB)))
+    return GameLog(settings.game_log, max_games=settings.game_log_max_games,
+                   max_mb=settings.game_log_max_mb)
