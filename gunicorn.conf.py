@@ -53,9 +53,9 @@ def _default_threads() -> int:
     return 16 if _SETTINGS.strategy.split("[", 1)[0].strip() in VARIANTS else 4
 
 
-# Prometheus metrics from every worker (snake/observability/metrics.py): prometheus_client's multiprocess
-# mode keeps them in files in this directory, which must exist and be empty before the app
-# is loaded, so it is made here (a fresh one per start unless given).
+# Prometheus metrics from every worker (snake/observability/metrics.py): prometheus_client's
+# multiprocess mode keeps them in files in this directory, which must exist and be empty before the
+# app is loaded, so it is made here (a fresh one per start unless given).
 _METRICS_DIR = None
 if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     _METRICS_DIR = tempfile.mkdtemp(prefix="nuppeppou-metrics-")

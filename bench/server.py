@@ -9,7 +9,8 @@ replays recorded games as the engine would send them (``/start``, one ``/move`` 
 
 The last line reads ``server: p50 X ms, p99 Y ms at 32 games`` for the service's default
 strategy (``search``, which thinks until ``timeout - margin``: its latency is by design
-close to 350 ms at the default 500 ms timeout). The games are played beforehand by flood-fill snakes with the rules engine.
+close to 350 ms at the default 500 ms timeout). The games are played beforehand by flood-fill
+snakes with the rules engine.
 Unless ``--weights`` is given (the shipped ``weights/nnue.npz``, say) the benchmark writes a
 random full-size network (63720 -> 512 -> 512 -> 4, quantised like a real weight file) to
 a temporary directory and points the service at it with ``NUPPEPPOU_WEIGHTS``: the NNUE
@@ -299,7 +300,8 @@ def how_answered(answers: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.server", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.server",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("--strategies", default=f"floodfill,random,seed,{DEFAULT_STRATEGY}",
                         help="comma-separated; the service's default strategy "
                              f"({DEFAULT_STRATEGY}) is reported last")
@@ -331,7 +333,8 @@ def main(argv: list[str] | None = None) -> None:
     for (side, snakes), games in recorded.items():
         print(f"  {side}x{side} with {snakes} snakes: {len(games)} games, "
               f"{sum(len(g) - 2 for g in games)} moves, "
-              f"{sum(len(b) for g in games for b in g) // sum(len(g) for g in games)} bytes per body")
+              f"{sum(len(b) for g in games for b in g) // sum(len(g) for g in games)} "
+              "bytes per body")
     mixed = [g for pair in zip(*recorded.values()) for g in pair]
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -3,10 +3,10 @@
 Prints the board, what the move filter removed and why, the flood-fill sums or the NNUE
 scores, and the move chosen, as the service would answer the request with no history (a
 fresh session: full refresh). Options: ``--strategy NAME`` (default ``$NUPPEPPOU_STRATEGY``
-or the service's default, ``search``), ``--weights PATH`` (default ``$NUPPEPPOU_WEIGHTS`` or weights/nnue.npz),
-``--no-network`` (flood fill, as a game that got no accumulator), ``--snakes-at-start N``
-(how many snakes the game began with: a request alone does not say, and the default's
-value head is meant for games begun as duels; without it, taken as the snakes in the
+or the service's default, ``search``), ``--weights PATH`` (default ``$NUPPEPPOU_WEIGHTS`` or
+weights/nnue.npz), ``--no-network`` (flood fill, as a game that got no accumulator),
+``--snakes-at-start N`` (how many snakes the game began with: a request alone does not say, and the
+default's value head is meant for games begun as duels; without it, taken as the snakes in the
 request, as the server takes a game whose first turn it did not see).
 """
 
@@ -102,7 +102,8 @@ def _explain_search(search: SearchResult, letters: dict[str, str],
         f"search: {search.algorithm} ({search.engine}) with {search.evaluator} evaluation, "
         f"depth {search.depth}, {search.nodes} nodes"
         + (f" in {search.threads} threads (the answer from "
-           + ("the main thread" if search.answered_by == 0 else f"helper {search.answered_by}") + ")"
+           + ("the main thread" if search.answered_by == 0
+              else f"helper {search.answered_by}") + ")"
            if search.threads > 1 else "")
         + f", {search.since_arrival_ms} ms, stopped: {search.stopped}",
         f"  score {search.score:.4f}" + _partial(search),
@@ -183,7 +184,8 @@ def _explain_food(request: MoveRequest, decision: Decision, letters: dict[str, s
     if nearest is None:
         lines.append("  none of it is yours by board control (each is nearer to another "
                      "snake, or contested by one as long, or behind bodies that free too late)")
-        if search is not None and search.evaluator.startswith("voronoi") and hunger(search.style) > 0:
+        if (search is not None and search.evaluator.startswith("voronoi")
+                and hunger(search.style) > 0):
             d = far(you.head, nearest_food)
             now = ("now" if you.health - d < HUNGER_MARGIN
                    else f"not yet (health {you.health}, {d} moves from food)")
@@ -221,7 +223,8 @@ def _load(path: str, stdin: TextIO) -> Any:
 
 
 def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout) -> int:
-    parser = argparse.ArgumentParser(prog="python -m snake.explain", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m snake.explain",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("request", help="a /move request body (JSON file), or - for stdin")
     parser.add_argument("--strategy", default=None,
                         help="default: $NUPPEPPOU_STRATEGY, else the service's default")

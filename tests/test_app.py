@@ -135,7 +135,8 @@ def test_not_json(client, route):
     (lambda b: b["board"].__setitem__("width", "eleven"), "board.width"),
     (lambda b: b["board"].__setitem__("height", True), "board.height"),
     (lambda b: b["board"]["snakes"][0].__setitem__("body", []), "board.snakes[0].body"),
-    (lambda b: b["board"]["snakes"][1]["body"][0].__setitem__("x", 1.5), "board.snakes[1].body[0].x"),
+    (lambda b: b["board"]["snakes"][1]["body"][0].__setitem__("x", 1.5),
+     "board.snakes[1].body[0].x"),
     (lambda b: b["you"].__setitem__("health", "full"), "you.health"),
     (lambda b: b["game"].pop("id"), "game.id"),
     (lambda b: b["game"]["ruleset"].__setitem__("settings", []), "game.ruleset.settings"),
@@ -170,7 +171,7 @@ def test_json_that_is_not_an_object(client, payload):
      .__setitem__("shrinkEveryNTurns", -10 ** 9), "game.ruleset.settings.royale.shrinkEveryNTurns"),
     (lambda b: b["game"].__setitem__("id", True), "game.id"),          # true is no id
     (lambda b: [s.__setitem__("body", s["body"] * 20) for s in b["board"]["snakes"]],
-     "board.snakes"),                                                    # 120 segments on 25 squares
+     "board.snakes"),                                                  # 120 segments on 25 squares
     (lambda b: b["you"].__setitem__("id", False), "you.id"),
 ])
 def test_absurd_contents(client, mutate, field):
@@ -422,7 +423,8 @@ def _off_the_board(body):
     """A third snake hanging off the board's left edge."""
     body["board"]["snakes"].append({**body["board"]["snakes"][1], "id": "C", "name": "C",
                                     "head": {"x": -1, "y": 4},
-                                    "body": [{"x": -1, "y": 4}, {"x": -2, "y": 4}, {"x": -3, "y": 4}]})
+                                    "body": [{"x": -1, "y": 4}, {"x": -2, "y": 4},
+                                             {"x": -3, "y": 4}]})
 
 
 @pytest.mark.parametrize("mutate", [_broken, _off_the_board])

@@ -37,7 +37,8 @@ def write_record(path, board, moves, winner="B", draw=False, health=None, game_i
     diagram's; returns the last state."""
     import random as random_module
 
-    from snake.records.replay import Replay, SnakeLook, game_object, request_body, result_line, write_replay
+    from snake.records.replay import (Replay, SnakeLook, game_object, request_body, result_line,
+                                      write_replay)
     from snake.diagram import from_ascii
     from snake.rules import play_turn
     state = (from_ascii(board, **drawn) if health is None
@@ -59,12 +60,12 @@ def test_floodfill_against_random_1v1(capsys, tmp_path):
     code, out, _ = run(capsys, "floodfill", "random", "-g", "6", "--size", "7",
                        "--parallel", "1", "--seed", "3", "-o", str(tmp_path))
     assert code == 0
-    w, d, l, who = LAST_LINE.match(out.splitlines()[-1]).groups()
-    assert who == "floodfill" and int(w) + int(d) + int(l) == 6
+    w, d, losses, who = LAST_LINE.match(out.splitlines()[-1]).groups()
+    assert who == "floodfill" and int(w) + int(d) + int(losses) == 6
     games, *wdl = table_row(out, "floodfill")
-    assert games == 6 and wdl == [int(w), int(d), int(l)]
+    assert games == 6 and wdl == [int(w), int(d), int(losses)]
     # two players, one snake each: the second player's row mirrors the first's
-    assert table_row(out, "random") == [6, int(l), int(d), int(w)]
+    assert table_row(out, "random") == [6, int(losses), int(d), int(w)]
     assert "95% CI" in out and "Elo" in out and "p99 ms" in out
     assert len(list(tmp_path.glob("game-*.jsonl"))) == 6
     summary = json.loads((tmp_path / "results.json").read_text())
@@ -241,7 +242,8 @@ def test_later_strategies_play_and_slow_built_ins_miss_their_turn(capsys, monkey
     strategy.register_strategy("slowpoke", lambda network=None, seed=None: Slowpoke())
     args = ["slowpoke", "random", "-g", "1", "--size", "7", "--parallel", "1", "--timeout", "10"]
     code, out, err = run(capsys, *args, "--builtin-timeout", "-o", str(tmp_path))
-    cells = next(line.split() for line in out.splitlines() if line.startswith("slowpoke ") and "built-in" in line)
+    cells = next(line.split() for line in out.splitlines()
+                 if line.startswith("slowpoke ") and "built-in" in line)
     assert code == 0 and cells[1] == "built-in" and int(cells[5]) == int(cells[2]) > 0
     assert "over the 10 ms timeout" in err
     # results.json says in which game the late answers fell
@@ -254,7 +256,8 @@ def test_later_strategies_play_and_slow_built_ins_miss_their_turn(capsys, monkey
     (tmp_path / "results.json").unlink()
     _tally_says_late(capsys, tmp_path, late)
     code, out, err = run(capsys, *args)
-    cells = next(line.split() for line in out.splitlines() if line.startswith("slowpoke ") and "built-in" in line)
+    cells = next(line.split() for line in out.splitlines()
+                 if line.startswith("slowpoke ") and "built-in" in line)
     assert code == 0 and int(cells[5]) == 0
 
 
@@ -350,13 +353,13 @@ def test_tally_of_written_records_equals_the_run(capsys, tmp_path):
     code, out, _ = run(capsys, "floodfill", "random", "-g", "6", "--size", "7",
                        "--parallel", "1", "--seed", "5", "-o", str(run_dir))
     assert code == 0
-    w, d, l, _ = LAST_LINE.match(out.splitlines()[-1]).groups()
+    w, d, losses, _ = LAST_LINE.match(out.splitlines()[-1]).groups()
     assert tally([str(run_dir)]) == 0
     first = capsys.readouterr().out.splitlines()[0]
-    assert first.startswith(f"floodfill: 6 games, +{w} ={d} -{l}: score ")
+    assert first.startswith(f"floodfill: 6 games, +{w} ={d} -{losses}: score ")
     # the other side of the same records
     assert tally([str(run_dir), "--player", "random"]) == 0
-    assert capsys.readouterr().out.startswith(f"random: 6 games, +{l} ={d} -{w}")
+    assert capsys.readouterr().out.startswith(f"random: 6 games, +{losses} ={d} -{w}")
 
 
 def test_a_ledger_keeps_what_the_tally_needs_across_pieces(capsys, tmp_path):
@@ -514,7 +517,8 @@ def test_the_tally_says_how_the_snake_died(capsys, tmp_path, move, cause, trappe
     assert after.board.snake("A").eliminated_cause == cause
     assert tally([str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert f"how it died, by the rules: {cause} 1; trapped (no move of its own lived) in 1 of 1" in out
+    assert (f"how it died, by the rules: {cause} 1; trapped (no move of its own lived) in 1 of 1"
+            in out)
 
 
 #: Nobody dies in one turn here (A goes down, B up).
@@ -575,7 +579,8 @@ def test_the_tally_counts_deaths_at_low_health_whatever_the_cause(capsys, tmp_pa
     assert capsys.readouterr().out == out
     # a health that is not one is a bad line, not a traceback
     for bad in ("6", 6.5, True, -1, 101, [6]):
-        (tmp_path / "bad.jsonl").write_text(json.dumps(rows["g1"] | {"health_at_death": bad}) + "\n")
+        (tmp_path / "bad.jsonl").write_text(json.dumps(rows["g1"] | {"health_at_death": bad})
+                                            + "\n")
         assert tally([str(tmp_path / "bad.jsonl")]) != 0
         assert "not a health" in capsys.readouterr().err
 
@@ -690,7 +695,8 @@ def test_the_tally_pools_only_the_tags_asked_for(capsys, tmp_path):
     out = capsys.readouterr().out
     assert "mine: 2 games, +1 =0 -1" in out
     # pooled, each version's own score is shown beside the whole
-    assert "each version: main@new +0 =0 -1 (0% [0%, 79%]); main@old +1 =0 -0 (100% [21%, 100%])" in out
+    assert ("each version: main@new +0 =0 -1 (0% [0%, 79%]); "
+            "main@old +1 =0 -0 (100% [21%, 100%])" in out)
     assert tally([str(ledger), "--tags", "main@other"]) == 1
     assert tally([str(tmp_path / "piece-0"), "--ledger", str(ledger), "--tags", "x"]) == 2
 
@@ -705,8 +711,8 @@ def test_sprt_stops_the_run_when_it_decides(capsys):
     code, out, _ = run(capsys, "floodfill", "random", "-g", "60", "--size", "7",
                        "--parallel", "1", "--seed", "3", "--sprt", "0,100")
     assert code == 0
-    w, d, l, _ = LAST_LINE.match(out.splitlines()[-1]).groups()
-    games = int(w) + int(d) + int(l)
+    w, d, losses, _ = LAST_LINE.match(out.splitlines()[-1]).groups()
+    games = int(w) + int(d) + int(losses)
     assert games < 60
     assert f"H1 accepted: floodfill is at least 100 Elo stronger after {games} games" in out
 
@@ -762,8 +768,8 @@ def test_a_game_process_that_dies_stops_the_run_instead_of_hanging(capsys, monke
     code, out, err = run(capsys, "floodfill", "random", "-g", "4", "--size", "7",
                          "--parallel", "2", "--seed", "5")
     assert code == 2 and "a game process died" in err
-    w, d, l, _ = LAST_LINE.match(out.splitlines()[-1]).groups()
-    assert int(w) + int(d) + int(l) < 4
+    w, d, losses, _ = LAST_LINE.match(out.splitlines()[-1]).groups()
+    assert int(w) + int(d) + int(losses) < 4
 
 
 def test_gzipped_records_are_read_like_plain_ones(capsys, tmp_path):
@@ -922,7 +928,8 @@ def test_the_tally_follows_the_last_duel(capsys, tmp_path):
     write_record(tmp_path / "game-00001.jsonl", THREE,
                  [{"A": "up", "B": "up", "C": "left"}, {"A": "up", "B": "left"}], winner="A")
     write_record(tmp_path / "game-00002.jsonl", AT_THE_TOP,
-                 [{"A": "up", "B": "up", "C": "left"}, {"A": "up", "B": "up"}], winner="", draw=True)
+                 [{"A": "up", "B": "up", "C": "left"}, {"A": "up", "B": "up"}], winner="",
+                 draw=True)
     write_record(tmp_path / "game-00003.jsonl", THREE, {"A": "right", "B": "up", "C": "down"})
     assert tally([str(tmp_path), "--player", "mine"]) == 0
     out = capsys.readouterr().out
@@ -1037,10 +1044,10 @@ def test_the_postmortem_tells_food_let_go_from_food_beaten_to(capsys, tmp_path):
     assert beaten == ("starved: in its 5 positions (no meal in the record): 0 with a food of its "
                       "own within reach, 0 with its own food too far for its health, 5 with none "
                       "(beaten to every food)")
-    assert hazards == ("its health ran out on a hazard: in its 7 positions after its last meal (its move from turn 10): "
-                       "0 with a food of its own within reach, 0 with its own food too far for "
-                       "its health, 7 with none (beaten to every food) (hazard damage not "
-                       "counted)")
+    assert hazards == ("its health ran out on a hazard: in its 7 positions after its last meal "
+                       "(its move from turn 10): 0 with a food of its own within reach, 0 with "
+                       "its own food too far for its health, 7 with none (beaten to every food) "
+                       "(hazard damage not counted)")
     assert postmortem([str(tmp_path), "--nodes", "500", "--moves", "2"]) == 0
     out = capsys.readouterr().out
     assert all("  " + row in out for row in (let_go, beaten, hazards))
@@ -1244,7 +1251,8 @@ def test_built_in_seats_are_told_how_many_snakes_the_game_began_with(monkeypatch
             told.append((len(request.state.board.living_snakes), request.snakes_at_start))
             return super().choose(request, accumulator)
 
-    monkeypatch.setitem(strategies._REGISTRY, "recorder", lambda network=None, seed=None: Recorder())
+    monkeypatch.setitem(strategies._REGISTRY, "recorder",
+                        lambda network=None, seed=None: Recorder())
     spec = plan_games(n_players=1, games=1, seed=4, ruleset="standard", map_name="standard",
                       width=7, height=7, timeout=500, n_snakes=4, max_turns=400)[0]
     play_game(spec, [PlayerSpec("recorder", "recorder")])

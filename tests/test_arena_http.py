@@ -187,8 +187,8 @@ def test_invalid_answers_are_counted_and_the_games_go_on(capsys, tmp_path, snake
     row = answers_row(out, "bad")
     assert int(row[2]) > 0 and int(row[-1]) == int(row[2]) and int(row[-2]) == 0
     assert len(list(tmp_path.glob("game-*.jsonl"))) == 3
-    w, d, l, _ = LAST_LINE.match(out.splitlines()[-1]).groups()
-    assert int(w) + int(d) + int(l) == 3
+    w, d, losses, _ = LAST_LINE.match(out.splitlines()[-1]).groups()
+    assert int(w) + int(d) + int(losses) == 3
     assert "invalid" in err
 
 

@@ -68,7 +68,8 @@ def test_positions_are_collected_where_the_count_of_snakes_is_reached(capsys, tm
     assert load_positions(packed) == load_positions(out)
     assert positions([str(tmp_path / "game-00001.jsonl"), "-o", str(other / "three.jsonl"),
                       "--snakes", "3"]) == 0
-    assert [json.loads(line)["turn"] for line in (other / "three.jsonl").read_text().splitlines()] == [10]
+    assert [json.loads(line)["turn"]
+            for line in (other / "three.jsonl").read_text().splitlines()] == [10]
     assert positions([str(tmp_path / "game-00001.jsonl"), "-o", str(other / "four.jsonl"),
                       "--snakes", "4"]) == 0
     assert (other / "four.jsonl").read_text() == ""
@@ -137,7 +138,8 @@ def test_a_snake_without_an_answer_keeps_going_the_way_it_went(capsys, tmp_path)
     result = play_game(spec, slow, replay_dir=tmp_path)
     replay = read_replay(result.replay_path)
     assert result.timing[0].timeouts >= 1
-    heads = [next(s["head"] for s in t["board"]["snakes"] if s["id"] == "A") for t in replay.turns[:2]]
+    heads = [next(s["head"] for s in t["board"]["snakes"] if s["id"] == "A")
+             for t in replay.turns[:2]]
     assert heads == [{"x": 1, "y": 5}, {"x": 0, "y": 5}]
 
 
@@ -149,7 +151,8 @@ def test_a_block_of_games_plays_each_position_in_turn(capsys, tmp_path):
     assert arena(["floodfill", "floodfill", "--positions", str(suite), "-g", "4", "--size", "7",
                   "--parallel", "1", "-o", str(out), "--quiet"]) == 0
     capsys.readouterr()
-    food = [read_replay(out / f"game-{i:05d}.jsonl").turns[0]["board"]["food"] for i in (1, 2, 3, 4)]
+    food = [read_replay(out / f"game-{i:05d}.jsonl").turns[0]["board"]["food"]
+            for i in (1, 2, 3, 4)]
     assert food == [[{"x": 3, "y": 3}], [{"x": 3, "y": 3}], [], []]
 
 
@@ -165,7 +168,8 @@ def test_a_block_of_games_plays_each_position_in_turn(capsys, tmp_path):
     (None, ["--size", "7", "-r", "squad"], "not played in squad mode"),
     (None, ["--size", "11"], "played on 11x11 (--size) but are 7x7"),
     (None, ["--size", "7", "--snakes", "4"], "--snakes 4: the positions have 2 snakes alive"),
-    (None, ["--size", "7", "-r", "constrictor"], "include standard games; this run plays constrictor"),
+    (None, ["--size", "7", "-r", "constrictor"],
+     "include standard games; this run plays constrictor"),
 ])
 def test_a_bad_positions_file_gets_a_clear_error(capsys, tmp_path, content, extra, message):
     packed = isinstance(content, bytes) or content == "corrupt"

@@ -78,7 +78,8 @@ def test_a_game_page_has_the_replay_and_the_reasons(client, played):
     assert '<svg id="board"' in text and 'id="why"' in text and 'id="turns"' in text
     why = json.loads(re.search(r'<script id="why-data" type="application/json">(.*?)</script>',
                                text, re.S).group(1))
-    assert why["0"]["by"] in ("search", "seed") and why["0"]["move"] in ("up", "down", "left", "right")
+    assert (why["0"]["by"] in ("search", "seed")
+            and why["0"]["move"] in ("up", "down", "left", "right"))
     searched = [w for w in why.values() if w["by"] == "search"]
     assert searched and all(w["reasons"]["search"]["depth"] == w["depth"] for w in searched)
     record = client.get("/games/game-21?you=s0&format=jsonl")
@@ -191,12 +192,14 @@ def test_metrics_count_moves_answers_and_depth(played):
     bodies, end = game_bodies(seed=40, snakes=2, side=7)
     play_through(client, bodies[:5], end)
     after = client.get("/metrics").get_data(as_text=True)
-    assert value(after, "nuppeppou_move_seconds_count") - value(before, "nuppeppou_move_seconds_count") == 5
+    assert (value(after, "nuppeppou_move_seconds_count")
+            - value(before, "nuppeppou_move_seconds_count") == 5)
     answered = sum(value(after, f'nuppeppou_answers_total{{by="{k}"}}')
                    - value(before, f'nuppeppou_answers_total{{by="{k}"}}')
                    for k in ("search", "seed", "no safe move"))
     assert answered == 5
-    assert value(after, "nuppeppou_search_depth_count") > value(before, "nuppeppou_search_depth_count")
+    assert (value(after, "nuppeppou_search_depth_count")
+            > value(before, "nuppeppou_search_depth_count"))
     assert 'nuppeppou_requests_total{route="/move",status="200"}' in after
     assert "nuppeppou_game_log_dropped_total" in after and "nuppeppou_sessions" in after
 
@@ -373,7 +376,8 @@ def test_with_the_game_log_off_the_dashboard_says_so(monkeypatch):
 
 
 def _chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    found = (shutil.which("chromium") or shutil.which("chromium-browser")
+             or shutil.which("google-chrome"))
     if found is None:
         # CI sets NUPPEPPOU_REQUIRE_BROWSER_TESTS=1 (after installing Chromium), so there a
         # missing browser fails; a developer's machine without one skips, saying how to run it.

@@ -689,7 +689,8 @@ WRITER = textwrap.dedent("""
         body["game"]["id"] = {prefix!r} + str(n // 50)
         body["turn"] = n % 50
         raw = json.dumps(body).encode()
-        while not log.turn(turn_record(parse_request(body), raw, Decision("up", method="flood fill"), 1.0)):
+        while not log.turn(turn_record(parse_request(body), raw, """
+                                    """Decision("up", method="flood fill"), 1.0)):
             time.sleep(0.001)
     log.flush(60)
     print("done", flush=True)
@@ -782,14 +783,16 @@ def test_arena_records_can_be_imported(tmp_path, capsys):
         replay = replay_of(conn, g)
         turns = game_turns(conn, g)
         assert [t.turn for t in turns] == [b["turn"] for b in replay.turns
-                                           if any(s["id"] == g.you_id for s in b["board"]["snakes"])][:len(turns)]
+                                           if any(s["id"] == g.you_id
+                                                  for s in b["board"]["snakes"])][:len(turns)]
         # the move recorded is the one that took the head to the next turn's square
         for t, body, following in zip(turns, replay.turns, replay.turns[1:]):
             mine = [s for s in following["board"]["snakes"] if s["id"] == g.you_id]
             if mine:
                 head, nxt = body["you"]["head"], mine[0]["head"]
                 dx, dy = nxt["x"] - head["x"], nxt["y"] - head["y"]
-                assert {(0, 1): "up", (0, -1): "down", (-1, 0): "left", (1, 0): "right"}[(dx, dy)] == t.move
+                assert {(0, 1): "up", (0, -1): "down", (-1, 0): "left",
+                        (1, 0): "right"}[(dx, dy)] == t.move
 
 
 def test_training_positions_from_the_game_log(db, tmp_path):

@@ -488,7 +488,8 @@ def test_nnue_accumulators_along_the_path_equal_full_refreshes(network, monkeypa
     assert CheckingEvaluator.checked >= 100
     # the session's accumulator holds the root position, untouched by the search
     from nnue.features import active_features
-    assert np.array_equal(session.acc, network.accumulate(active_features(request.state, request.you)))
+    assert np.array_equal(session.acc,
+                          network.accumulate(active_features(request.state, request.you)))
 
 
 def test_nnue_search_is_deterministic_and_falls_back_off_its_boards(network):

@@ -172,8 +172,10 @@ def test_each_concept_has_one_owner():
     files = [p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")
              if TWIN not in p.parents] + [ROOT / "app.py"]
     for concept, owner in ONE_OWNER.items():
-        pattern = re.compile(rf"^(?:def|class)\s+{concept}\b|^(?![ \t])[\w ,]*\b{concept}\b[\w ,]*(?::[^=\n]*)?=[^=]", re.M)
-        where = sorted(str(p.relative_to(ROOT)) for p in files if pattern.search(p.read_text(encoding="utf-8")))
+        pattern = re.compile(rf"^(?:def|class)\s+{concept}\b|"
+                             rf"^(?![ \t])[\w ,]*\b{concept}\b[\w ,]*(?::[^=\n]*)?=[^=]", re.M)
+        where = sorted(str(p.relative_to(ROOT)) for p in files
+                       if pattern.search(p.read_text(encoding="utf-8")))
         assert where == [owner], f"{concept} is defined in {where}"
 
 
@@ -227,4 +229,5 @@ def test_every_command_runs_its_main():
         done = subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True,
                               timeout=120, cwd=root)
         assert done.returncode == 0, (argv, done.stderr[-2000:])
-        assert done.stdout.startswith("usage: ") if argv[-1] == "--help" else "games: 1" in done.stdout, argv
+        assert (done.stdout.startswith("usage: ") if argv[-1] == "--help"
+                else "games: 1" in done.stdout), argv

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import random
 import sys
 import time
@@ -378,7 +377,8 @@ def report(head: ValueHead, data: dict[str, np.ndarray], split: np.ndarray) -> d
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m training.fit_head", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m training.fit_head",
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("--records", nargs="+", required=True, help="game records (files or folders)")
     p.add_argument("--out", type=Path, required=True, help="the head's file (.npz)")
     p.add_argument("--snakes", type=int, nargs="+", default=[2],
@@ -387,7 +387,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="board control's weights of the value input (default: default)")
     p.add_argument("--every", type=int, default=1, help="every N-th turn of a record (default 1)")
     p.add_argument("--label-nodes", type=int, default=0,
-                   help="search each position at this many nodes and learn its score too (0: the results only)")
+                   help="search each position at this many nodes and learn its score too "
+                        "(0: the results only)")
     p.add_argument("--lambda", dest="lam", type=float, default=0.5,
                    help="with --label-nodes, the target is lambda * result + (1 - lambda) * score")
     p.add_argument("--playout", type=int, default=0, metavar="D",
@@ -401,7 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--residual", action="store_true",
                    help="learn a correction of the style's value (a head of zeros is the style)")
     p.add_argument("--epochs", type=int, default=30)
-    p.add_argument("--holdout", type=float, default=0.1, help="fraction of games for validation, and again for test")
+    p.add_argument("--holdout", type=float, default=0.1,
+                   help="fraction of games for validation, and again for test")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=1, help="torch threads")
     p.add_argument("-q", "--quiet", action="store_true")

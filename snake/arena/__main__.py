@@ -114,7 +114,8 @@ def _elo_pair(text: str) -> tuple[float, float]:
     try:
         low, high = (float(x) for x in text.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected two Elo differences, e.g. 0,30; got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected two Elo differences, e.g. 0,30; got {text!r}") from None
     if not low < high:
         raise argparse.ArgumentTypeError("ELO0 must be below ELO1")
     return low, high
@@ -210,7 +211,8 @@ def run(args: argparse.Namespace) -> int:
         if p.is_http:
             meta = fetch_metadata(p.target, args.timeout)
             players[i] = PlayerSpec(p.label, p.target, str(meta.get("color") or p.color),
-                                    str(meta.get("head") or p.head), str(meta.get("tail") or p.tail))
+                                    str(meta.get("head") or p.head),
+                                    str(meta.get("tail") or p.tail))
 
     settings = Settings(food_spawn_chance=args.food_spawn_chance, minimum_food=args.minimum_food,
                         hazard_damage_per_turn=args.hazard_damage,
@@ -343,7 +345,8 @@ def _check_setup(spec: GameSpec, settings: Settings) -> None:
     """Set up the first game once here, so a bad map or a board too small for the snakes
     is reported before any worker starts."""
     from snake.rules.start import make_ruleset, new_game
-    new_game(make_ruleset(spec.ruleset, settings, version="arena"), spec.width, spec.height, list(spec.snake_ids),
+    new_game(make_ruleset(spec.ruleset, settings, version="arena"), spec.width, spec.height,
+             list(spec.snake_ids),
              map=spec.map, rng=random.Random(spec.setup_seed), game_id=spec.game_id,
              squads=list(spec.squads) if spec.squads else None, timeout=spec.timeout)
 

@@ -50,7 +50,6 @@ import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from snake.board import parse_request, state_to_request
 from snake.rules import OUT_OF_HEALTH, apply_rules
@@ -82,7 +81,8 @@ class PositionView:
     @property
     def forced(self) -> bool:
         """No choice: no safe move, or a single move the search did not search."""
-        return self.no_safe_move or (self.search is not None and self.search.stopped == "single move")
+        return self.no_safe_move or (self.search is not None
+                                     and self.search.stopped == "single move")
 
     @property
     def proven_lost(self) -> bool:

@@ -78,7 +78,8 @@ class GameSummary:
     outcome: str                   # "win", "draw" or "loss"
     turns: int
     starved: bool                  # died with health 1 on its last turn
-    length_at: dict[int, tuple[int, float]] = field(default_factory=dict)   # turn: (own, others' mean)
+    #: turn: (own, others' mean)
+    length_at: dict[int, tuple[int, float]] = field(default_factory=dict)
     game_id: str = ""
     tag: str = ""                  # what played it (a ledger's label, e.g. a commit)
     seats: int = 1                 # the player's snakes in the game
@@ -201,7 +202,8 @@ class GameSummary:
                                            str(row["game"]), str(row.get("tag", "")),
                                            int(row.get("seats", 1)), str(row.get("death", "")),
                                            bool(row.get("trapped", False)),
-                                           None if row.get("place") is None else float(row["place"]),
+                                           (None if row.get("place") is None
+                                            else float(row["place"])),
                                            end, late, invalid, duel, "last_duel" in row,
                                            health, "health_at_death" in row)
         except (KeyError, TypeError, AttributeError, OverflowError) as exc:
@@ -487,8 +489,10 @@ def _duel_lines(games: list[GameSummary]) -> list[str]:
         line += f", {_score_text(duels)}"
         ahead = [g for g in duels if g.last_duel[1] > g.last_duel[2]]
         behind = [g for g in duels if g.last_duel[1] <= g.last_duel[2]]
-        parts = [f"longer at its start in {len(ahead)}" + (f", {_score_text(ahead)}" if ahead else ""),
-                 f"level or shorter in {len(behind)}" + (f", {_score_text(behind)}" if behind else "")]
+        parts = [f"longer at its start in {len(ahead)}"
+                 + (f", {_score_text(ahead)}" if ahead else ""),
+                 f"level or shorter in {len(behind)}"
+                 + (f", {_score_text(behind)}" if behind else "")]
         line += "; " + "; ".join(parts)
     lines = [line]
     grew = [g for g in duels if g.length_at_end is not None]

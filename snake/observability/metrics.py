@@ -6,19 +6,25 @@ loaded; a dead worker's live gauges are dropped by its ``child_exit`` hook), and
 any worker reports the sum over all of them. Without that directory (``python app.py``,
 tests) the process's own registry is reported.
 
-| metric | what |
-|---|---|
-| ``nuppeppou_move_seconds`` | histogram: a /move's arrival to its answer |
-| ``nuppeppou_late_risk_total`` | answers given within :data:`LATE_RISK_MS` of the game's timeout, or after it |
-| ``nuppeppou_search_depth`` | histogram: depth of searched answers |
-| ``nuppeppou_engine_overhead_seconds`` | histogram: per answered turn the engine took (not the missed ones), the engine's reported latency less our own time on it (the network both ways, the wait for a worker; :mod:`snake.serving.sessions`, with the adaptive margin on) |
-| ``nuppeppou_engine_missed_total`` | answers the engine did not apply: the next turn shows it moved us otherwise (it repeats our last move for an answer that came late or not at all), whatever latency it reported (with the adaptive margin on) |
-| ``nuppeppou_answers_total{by}`` | answers by what gave them (:func:`snake.decision.answered_by`): the fallbacks by kind |
-| ``nuppeppou_sessions`` | game sessions open |
-| ``nuppeppou_pool_leased``, ``nuppeppou_pool_free`` | accumulators on lease / on the stack |
-| ``nuppeppou_game_log_queue`` | game-log records waiting for the writer |
-| ``nuppeppou_game_log_dropped_total`` | game-log records dropped on a full queue |
-| ``nuppeppou_requests_total{route,status}`` | requests by route and HTTP status |
+The metrics:
+
+- ``nuppeppou_move_seconds``: histogram: a /move's arrival to its answer
+- ``nuppeppou_late_risk_total``: answers given within :data:`LATE_RISK_MS` of the game's timeout, or
+  after it
+- ``nuppeppou_search_depth``: histogram: depth of searched answers
+- ``nuppeppou_engine_overhead_seconds``: histogram: per answered turn the engine took (not the
+  missed ones), the engine's reported latency less our own time on it (the network both ways, the
+  wait for a worker; :mod:`snake.serving.sessions`, with the adaptive margin on)
+- ``nuppeppou_engine_missed_total``: answers the engine did not apply: the next turn shows it moved
+  us otherwise (it repeats our last move for an answer that came late or not at all), whatever
+  latency it reported (with the adaptive margin on)
+- ``nuppeppou_answers_total{by}``: answers by what gave them (:func:`snake.decision.answered_by`):
+  the fallbacks by kind
+- ``nuppeppou_sessions``: game sessions open
+- ``nuppeppou_pool_leased``, ``nuppeppou_pool_free``: accumulators on lease / on the stack
+- ``nuppeppou_game_log_queue``: game-log records waiting for the writer
+- ``nuppeppou_game_log_dropped_total``: game-log records dropped on a full queue
+- ``nuppeppou_requests_total{route,status}``: requests by route and HTTP status
 """
 
 from __future__ import annotations

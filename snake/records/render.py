@@ -115,17 +115,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-PAGE = r"""<!DOCTYPE html>
+PAGE = (r"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>__TITLE__</title>
 <style>
- body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:16px;background:#f4f5f7;color:#222}
+ body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;"""
+        r"""margin:16px;background:#f4f5f7;color:#222}
  h1{font-size:16px;font-weight:600;margin:0 0 10px}
  #wrap{display:flex;gap:18px;align-items:flex-start;flex-wrap:wrap}
  #board{background:#fff;border-radius:6px;box-shadow:0 1px 3px rgba(0,0,0,.15)}
  #panel{min-width:260px;max-width:340px}
- .snake{display:flex;gap:8px;align-items:center;background:#fff;border-radius:6px;padding:6px 8px;margin-bottom:6px;box-shadow:0 1px 2px rgba(0,0,0,.1)}
+ .snake{display:flex;gap:8px;align-items:center;background:#fff;border-radius:6px;"""
+        r"""padding:6px 8px;margin-bottom:6px;box-shadow:0 1px 2px rgba(0,0,0,.1)}
  .snake.dead{opacity:.45}
  .sw{width:14px;height:14px;border-radius:3px;flex:none}
  .nm{font-weight:600;font-size:13px}
@@ -133,7 +135,8 @@ PAGE = r"""<!DOCTYPE html>
  .bar{height:5px;background:#e3e3e3;border-radius:3px;margin-top:3px;width:150px}
  .bar>div{height:5px;border-radius:3px}
  #controls{display:flex;gap:6px;align-items:center;margin-top:10px;flex-wrap:wrap}
- button{font-size:14px;padding:4px 10px;border:1px solid #bbb;background:#fff;border-radius:4px;cursor:pointer}
+ button{font-size:14px;padding:4px 10px;border:1px solid #bbb;background:#fff;"""
+        r"""border-radius:4px;cursor:pointer}
  #slider{width:300px}
  #turn{font-variant-numeric:tabular-nums;min-width:90px;display:inline-block}
  #result{margin-top:10px;font-weight:600}
@@ -187,7 +190,8 @@ D.snakes.forEach(s => {
 const gone = {};
 D.frames.forEach((f, i) => {
   const here = new Set(f.snakes.map(s => s.id));
-  if (i > 0) D.frames[i - 1].snakes.forEach(s => { if (!here.has(s.id) && !(s.id in gone)) gone[s.id] = f.turn; });
+  if (i > 0) D.frames[i - 1].snakes.forEach(s => { """
+        r"""if (!here.has(s.id) && !(s.id in gone)) gone[s.id] = f.turn; });
 });
 const lastSeen = {};
 D.frames.forEach((f, i) => f.snakes.forEach(s => lastSeen[s.id] = i));
@@ -209,7 +213,8 @@ function draw(i) {
   f.food.forEach(([x, y]) =>
     el("circle", {cx: px(x) + C / 2, cy: py(y) + C / 2, r: C * 0.22, fill: "#e74c3c"}));
   f.snakes.forEach(s => drawSnake(s, look[s.id].color));
-  document.getElementById("turn").textContent = `turn ${f.turn} / ${D.frames[D.frames.length - 1].turn}`;
+  document.getElementById("turn").textContent = """
+        r"""`turn ${f.turn} / ${D.frames[D.frames.length - 1].turn}`;
   slider.value = i;
   panel(i);
   document.dispatchEvent(new CustomEvent("turnshown", {detail: {index: i, turn: f.turn}}));
@@ -251,7 +256,8 @@ function drawSnake(s, color) {
   const fx = dx * C * 0.16, fy = -dy * C * 0.16, sx = -fy, sy = fx;   // forward, side (screen)
   for (const side of [1, -1]) {
     el("circle", {cx: cx + fx + side * sx, cy: cy + fy + side * sy, r: C * 0.1, fill: "#fff"}, g);
-    el("circle", {cx: cx + fx * 1.3 + side * sx, cy: cy + fy * 1.3 + side * sy, r: C * 0.05, fill: "#111"}, g);
+    el("circle", {cx: cx + fx * 1.3 + side * sx, cy: cy + fy * 1.3 + side * sy, """
+        r"""r: C * 0.05, fill: "#111"}, g);
   }
 }
 
@@ -319,7 +325,7 @@ go(Number.isFinite(start) ? start : 0);
 if (params.get("autoplay")) play(true);
 </script>
 </body></html>
-"""
+""")
 
 
 if __name__ == "__main__":

@@ -125,8 +125,8 @@ class SearchStrategy:
     ``last_chance``: when the search proves that every move can be killed this turn, play
     the move that survives the most replies (:mod:`snake.search.last_chance`).
     ``replies``: ``joint`` or ``best`` (:data:`REPLIES`). ``style``: board control's
-    weights (compiled engine; :data:`snake.evaluation.compiled.control.STYLES`); ``multi_style``: the
-    weights while three snakes or more are alive (``None``: ``style`` throughout).
+    weights (compiled engine; :data:`snake.evaluation.compiled.control.STYLES`); ``multi_style``:
+    the weights while three snakes or more are alive (``None``: ``style`` throughout).
     ``value_head``: a learned value head or its file (:mod:`snake.evaluation.value_head`,
     compiled engine) that values the leaves from board control's measurements in the
     positions it was trained for: the number of living snakes at the root, the board
@@ -469,7 +469,10 @@ def split_options(name: str) -> tuple[str, dict[str, Any]]:
                 options[key] = kind(text)
         except ValueError:
             raise ValueError(f"strategy {name!r}: {key}={text!r} is not "
-                             f"{'a yes/no' if kind is bool else 'an integer or none' if key == 'reach' else 'an integer' if kind is int else 'a number' if kind is float else 'a name'}") from None
+                             f"""{'a yes/no' if kind is bool
+                                  else 'an integer or none' if key == 'reach'
+                                  else 'an integer' if kind is int
+                                  else 'a number' if kind is float else 'a name'}""") from None
     return base.strip(), options
 
 

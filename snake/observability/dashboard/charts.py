@@ -58,7 +58,8 @@ def histogram(values: Sequence[float], edges: Sequence[float], title: str, unit:
         h = plot_h * count / top
         x = LEFT + k * bar_w
         label = f"{_number(edges[k])}–{_number(edges[k + 1])}{unit}: {count}"
-        body.append(f'<rect x="{x + 1:.1f}" y="{TOP + plot_h - h:.1f}" width="{max(bar_w - 2, 1):.1f}" '
+        body.append(f'<rect x="{x + 1:.1f}" y="{TOP + plot_h - h:.1f}" '
+                    f'width="{max(bar_w - 2, 1):.1f}" '
                     f'height="{h:.1f}" fill="{ACCENT}"><title>{html.escape(label)}</title></rect>')
     for k, edge in enumerate(edges):
         if len(edges) <= 12 or k % 2 == 0:
@@ -80,7 +81,8 @@ def _grid(top: float, plot_w: float, plot_h: float, right_top: float | None = No
     out = []
     for k in range(5):
         y = TOP + plot_h - plot_h * k / 4
-        out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{LEFT + plot_w}" y2="{y:.1f}" stroke="{GRID}"/>')
+        out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{LEFT + plot_w}" y2="{y:.1f}" '
+                   f'stroke="{GRID}"/>')
         out.append(_text(LEFT - 4, y + 4, _number(bottom + (top - bottom) * k / 4), "end", 10))
         if right_top is not None:
             out.append(_text(LEFT + plot_w + 4, y + 4, _number(right_top * k / 4) + right_unit,
@@ -120,9 +122,11 @@ def series(labels: Sequence[str], left: Sequence[float | None], right: Sequence[
             points.append(segment)
         for seg in points:
             path = " ".join(f"{x:.1f},{y:.1f}" for x, y in seg)
-            body.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"/>')
+            body.append(f'<polyline points="{path}" fill="none" stroke="{color}" '
+                        f'stroke-width="2"/>')
             if len(seg) <= 60:
-                body += [f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{color}"/>' for x, y in seg]
+                body += [f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{color}"/>'
+                         for x, y in seg]
     step = max(1, math.ceil(n / 8))
     for k in range(0, len(labels), step):
         body.append(_text(x_of(k), HEIGHT - BOTTOM + 14, labels[k], size=10))

@@ -29,27 +29,31 @@ from snake.records.replay import Replay
 from snake.observability.gamelog.reader import GameFilter, GameRow, Summary, TurnRow
 from snake.observability.dashboard.charts import histogram, series, shares
 
-STYLE = """<style>
+STYLE = ("""<style>
  .dash{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#222}
  body.dashboard{margin:16px;background:#f4f5f7}
  .dash h1{font-size:18px;margin:0 0 4px} .dash h2{font-size:15px;margin:18px 0 6px}
  .dash .muted{color:#666;font-size:12px}
  .dash .cards{display:flex;gap:10px;flex-wrap:wrap;margin:10px 0}
- .dash .card{background:#fff;border-radius:6px;padding:8px 12px;box-shadow:0 1px 2px rgba(0,0,0,.12);min-width:110px}
+ .dash .card{background:#fff;border-radius:6px;padding:8px 12px;"""
+         """box-shadow:0 1px 2px rgba(0,0,0,.12);min-width:110px}
  .dash .card b{display:block;font-size:18px}
  .dash .charts{display:flex;gap:12px;flex-wrap:wrap}
  .dash .chart{background:#fff;border-radius:6px;box-shadow:0 1px 2px rgba(0,0,0,.12)}
- .dash table{border-collapse:collapse;background:#fff;font-size:13px;box-shadow:0 1px 2px rgba(0,0,0,.12)}
+ .dash table{border-collapse:collapse;background:#fff;font-size:13px;"""
+         """box-shadow:0 1px 2px rgba(0,0,0,.12)}
  .dash th,.dash td{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;white-space:nowrap}
  .dash td.num,.dash th.num{text-align:right;font-variant-numeric:tabular-nums}
  .dash tr.turn{cursor:pointer} .dash tr.turn:hover,.dash tr.shown{background:#fdeef5}
  .dash .win{color:#1e8449;font-weight:600} .dash .loss{color:#c0392b;font-weight:600}
  .dash .draw,.dash .ended{color:#7d6608;font-weight:600} .dash .abandoned,.dash .playing{color:#888}
  .dash nav a{margin-right:12px}
- .dash #why{background:#fff;border-radius:6px;padding:8px 12px;box-shadow:0 1px 2px rgba(0,0,0,.12);max-width:760px;font-size:13px}
- .dash #why dt{font-weight:600;float:left;clear:left;width:130px} .dash #why dd{margin:0 0 3px 140px}
+ .dash #why{background:#fff;border-radius:6px;padding:8px 12px;"""
+         """box-shadow:0 1px 2px rgba(0,0,0,.12);max-width:760px;font-size:13px}
+ .dash #why dt{font-weight:600;float:left;clear:left;width:130px} """
+         """.dash #why dd{margin:0 0 3px 140px}
  .dash .scroll{max-height:420px;overflow:auto;display:inline-block}
-</style>"""
+</style>""")
 
 LATENCY_EDGES = (0, 25, 50, 100, 150, 200, 250, 300, 350, 400, 450, 500, 1000)
 DEPTH_EDGES = tuple(range(0, 22, 2))
@@ -81,13 +85,15 @@ def games_page(summary: Summary, games: Sequence[GameRow], *, page: int, pages: 
     wins = results.get("win", 0)
     cards = [("games", summary.games),
              ("win rate", f"{wins / finished:.1%}" if finished else "–"),
-             ("won / lost / drawn", f"{wins} / {results.get('loss', 0)} / {results.get('draw', 0)}"),
+             ("won / lost / drawn",
+              f"{wins} / {results.get('loss', 0)} / {results.get('draw', 0)}"),
              ("abandoned", results.get("abandoned", 0)),
              ("playing", results.get("playing", 0))]
     if summary.latency_ms:
         ordered = sorted(summary.latency_ms)
         cards.append(("answer p50 / p99",
-                      f"{ordered[len(ordered) // 2]:.0f} / {ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]:.0f} ms"))
+                      f"{ordered[len(ordered) // 2]:.0f} / "
+                      f"{ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]:.0f} ms"))
     if summary.depths:
         cards.append(("median depth", f"{statistics.median(summary.depths):g}"))
     out = [STYLE, '<div class="dash">', "<h1>Nuppeppou: games</h1>"]
@@ -129,9 +135,11 @@ def games_page(summary: Summary, games: Sequence[GameRow], *, page: int, pages: 
                 f"<td>{_e(g.ruleset)}</td><td>{_e(g.map)}</td><td>{g.width}x{g.height}</td>"
                 f"<td>{_e(', '.join(g.opponents))}</td><td class=\"num\">{g.length}</td>"
                 f'<td class="{_e(result)}">{_e(result)}</td>'
-                f'<td class="num">{_ms(g.latency_p50)}</td><td class="num">{_ms(g.latency_max)}</td>'
+                f'<td class="num">{_ms(g.latency_p50)}</td>'
+                f'<td class="num">{_ms(g.latency_max)}</td>'
                 f'<td class="num">{"" if g.depth_median is None else f"{g.depth_median:g}"}</td>'
-                f"<td>{_e(g.you_name or g.you_id)}{' (arena)' if g.origin == 'arena' else ''}</td></tr>")
+                f"<td>{_e(g.you_name or g.you_id)}"
+                f"{' (arena)' if g.origin == 'arena' else ''}</td></tr>")
         out.append("</table>")
         nav = []
         keep = "".join(f"&amp;{k}={quote(v, safe='')}" for k, v in
@@ -155,7 +163,8 @@ def _filter_form(which: GameFilter, rulesets: Sequence[str]) -> str:
                        f'{_e(v or "any")}</option>' for v in values)
     results = ("", "win", "loss", "draw", "unfinished", "ended", "abandoned", "playing")
     return ('<form id="filter" method="get" action="/games" class="muted">'
-            f'ruleset <select name="ruleset">{options(("",) + tuple(rulesets), which.ruleset)}</select> '
+            'ruleset <select name="ruleset">'
+            f'{options(("",) + tuple(rulesets), which.ruleset)}</select> '
             f'result <select name="result">{options(results, which.result)}</select> '
             f'opponent <input name="opponent" value="{_e(which.opponent)}" size="16"> '
             '<button type="submit">show</button></form>')
@@ -218,21 +227,23 @@ def game_page(game: GameRow, turns: Sequence[TurnRow], replay: Replay | None,
                  'no answer of ours recorded for this turn</span></div>')
     if charts:
         after.append('<h2>By turn</h2><div class="charts">' + "".join(charts) + "</div>")
-    after.append('<h2>Every turn</h2><div class="scroll"><table id="turns"><tr><th class="num">turn</th>'
-                 '<th>move</th><th>answered by</th><th class="num">depth</th><th class="num">score</th>'
-                 '<th class="num">nodes</th><th class="num">think ms</th><th class="num">answer ms</th>'
+    after.append('<h2>Every turn</h2><div class="scroll"><table id="turns">'
+                 '<tr><th class="num">turn</th><th>move</th><th>answered by</th>'
+                 '<th class="num">depth</th><th class="num">score</th><th class="num">nodes</th>'
+                 '<th class="num">think ms</th><th class="num">answer ms</th>'
                  f'<th class="num">engine ms</th></tr>{rows}</table></div></div>')
     after.append(f'<script id="why-data" type="application/json">{why}</script>')
     after.append(WHY_SCRIPT)
     if replay is None:
         return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>game</title>"
-                "</head><body class=\"dashboard\">" + "".join(header) + "".join(after) + "</body></html>")
+                "</head><body class=\"dashboard\">" + "".join(header) + "".join(after)
+                + "</body></html>")
     page = render_html(replay, f"Nuppeppou: {game.ruleset} game {game.game_id}",
                        before="".join(header), after="".join(after))
     return page
 
 
-WHY_SCRIPT = r"""<script>
+WHY_SCRIPT = (r"""<script>
 "use strict";
 (function () {
   const WHY = JSON.parse(document.getElementById("why-data").textContent);
@@ -251,7 +262,8 @@ WHY_SCRIPT = r"""<script>
       tr.classList.toggle("shown", tr.dataset.turn === String(turn)));
     if (!w) {
       const span = document.createElement("span"); span.className = "muted";
-      span.textContent = `turn ${turn}: no answer of ours recorded (the game's last turn, or a turn we did not play)`;
+      span.textContent = `turn ${turn}: no answer of ours recorded (the game's last turn, """
+              r"""or a turn we did not play)`;
       box.append(span); return;
     }
     const dl = document.createElement("dl");
@@ -265,19 +277,27 @@ WHY_SCRIPT = r"""<script>
       if ((r.filter.risky || []).length) row(dl, "risky", r.filter.risky.join(", "));
     }
     if (r.note) row(dl, "note", r.note);
-    if (r.scores) row(dl, "one-step scores", Object.entries(r.scores).map(([m, v]) => `${m} ${fixed(v, 3)}`).join(", "));
+    if (r.scores) row(dl, "one-step scores", """
+              r"""Object.entries(r.scores).map(([m, v]) => `${m} ${fixed(v, 3)}`).join(", "));
     const s = r.search;
     if (s) {
-      row(dl, "search", `${s.algorithm} (${s.engine}), ${s.evaluator}: depth ${s.depth}, ${s.nodes} nodes, stopped by ${s.stopped || "?"}`);
+      row(dl, "search", `${s.algorithm} (${s.engine}), ${s.evaluator}: depth ${s.depth}, """
+              r"""${s.nodes} nodes, stopped by ${s.stopped || "?"}`);
       row(dl, "score", fixed(s.score, 4));
-      row(dl, "root scores", Object.entries(s.scores || {}).map(([m, v]) => `${m} ${fixed(v, 3)}`).join(", "));
-      row(dl, "searched", `${(s.opponents || []).join(", ") || "no opponent"}${s.replies === "best" ? " (best replies)" : ""}; cheap: ${(s.cheap || []).join(", ") || "none"}`);
-      row(dl, "expected line", (s.pv || []).map((t, k) => `${k + 1}. ` + Object.entries(t).map(([id, m]) => `${id} ${m}`).join(" ")).join("   "));
-      row(dl, "iterations", (s.iterations || []).map(it => `d${it[0]} ${it[1]} @${it[4]} ms`).join(", "));
+      row(dl, "root scores", """
+              r"""Object.entries(s.scores || {}).map(([m, v]) => `${m} ${fixed(v, 3)}`).join(", "));
+      row(dl, "searched", `${(s.opponents || []).join(", ") || "no opponent"}"""
+              r"""${s.replies === "best" ? " (best replies)" : ""}; """
+              r"""cheap: ${(s.cheap || []).join(", ") || "none"}`);
+      row(dl, "expected line", (s.pv || []).map((t, k) => `${k + 1}. ` + """
+              r"""Object.entries(t).map(([id, m]) => `${id} ${m}`).join(" ")).join("   "));
+      row(dl, "iterations", (s.iterations || []).map(it => """
+              r"""`d${it[0]} ${it[1]} @${it[4]} ms`).join(", "));
       if (s.note) row(dl, "search note", s.note);
     }
     row(dl, "times", `think ${fixed(w.think_ms, 1) ?? "–"} ms, answer ${fixed(w.answer_ms, 1)} ms` +
-        (w.engine_latency_ms !== null ? `, engine saw ${w.engine_latency_ms} ms for the previous answer` : ""));
+        (w.engine_latency_ms !== null ? """
+              r"""`, engine saw ${w.engine_latency_ms} ms for the previous answer` : ""));
     box.append(dl);
   }
   document.addEventListener("turnshown", e => show(e.detail.turn));
@@ -292,4 +312,4 @@ WHY_SCRIPT = r"""<script>
     if (first !== undefined) show(first);
   }
 })();
-</script>"""
+</script>""")

@@ -1,7 +1,9 @@
 """The game log from the command line.
 
-    python -m snake.observability.gamelog import RECORDS... [--db games.db]   # arena / CLI records in
-    python -m snake.observability.gamelog summary [--db games.db]             # games, results, answers
+    # arena / CLI records in
+    python -m snake.observability.gamelog import RECORDS... [--db games.db]
+    # games, results, answers
+    python -m snake.observability.gamelog summary [--db games.db]
 
 ``import`` reads game records in the official CLI's JSONL format (``snake.arena
 --output-dir``, ``battlesnake play --output``) into the log as the game of the snake in
@@ -82,7 +84,8 @@ def import_record(conn, path: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m snake.observability.gamelog", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m snake.observability.gamelog",
+                                     description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     imp = commands.add_parser("import", help="read game records (CLI JSONL) into the log")
     imp.add_argument("records", nargs="+", help="game-*.jsonl files or directories of them")
@@ -116,13 +119,16 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     conn = connect_readonly(args.db)
     s = summary(conn)
-    print(f"{count_games(conn)} games: " + ", ".join(f"{k} {v}" for k, v in sorted(s.results.items())))
+    print(f"{count_games(conn)} games: "
+          + ", ".join(f"{k} {v}" for k, v in sorted(s.results.items())))
     if s.answered_by:
-        print("recent answers by: " + ", ".join(f"{k} {v}" for k, v in sorted(s.answered_by.items())))
+        print("recent answers by: "
+              + ", ".join(f"{k} {v}" for k, v in sorted(s.answered_by.items())))
     if s.latency_ms:
         ordered = sorted(s.latency_ms)
         print(f"answer time p50 {ordered[len(ordered) // 2]:.0f} ms, max {ordered[-1]:.0f} ms "
-              f"({len(ordered)} recent answers; as of {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC)")
+              f"({len(ordered)} recent answers; "
+              f"as of {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC)")
     return 0
 
 

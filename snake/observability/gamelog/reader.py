@@ -102,7 +102,8 @@ def recent_games(conn: sqlite3.Connection, limit: int = 50, offset: int = 0,
                         "LIMIT ? OFFSET ?", params + (int(limit), int(offset))).fetchall()
     games = [_game_row(r) for r in rows]
     for g in games:
-        answers = conn.execute("SELECT answer_ms, depth FROM turns WHERE game_id = ? AND you_id = ?",
+        answers = conn.execute("SELECT answer_ms, depth FROM turns "
+                               "WHERE game_id = ? AND you_id = ?",
                                (g.game_id, g.you_id)).fetchall()
         times = [a[0] for a in answers if a[0] is not None]
         depths = [a[1] for a in answers if a[1] is not None]
@@ -203,8 +204,8 @@ def record_lines(conn: sqlite3.Connection, game: GameRow,
     """The game as a CLI-format record (``snake.records.replay``), line by line without the
     newlines, one stored body at a time: the ``game`` object, every body we received
     (:func:`as_recorded`), the final body from ``/end`` as the final turn, and a result line
-    read off the final board. Nothing when no body was recorded; :class:`RecordTooLarge` once the bodies
-    pass ``max_bytes``. The bodies are read :data:`RECORD_PAGE` at a time, each page a
+    read off the final board. Nothing when no body was recorded; :class:`RecordTooLarge` once the
+    bodies pass ``max_bytes``. The bodies are read :data:`RECORD_PAGE` at a time, each page a
     short query: between two lines no statement is open on ``conn``."""
     total = 0
     last: dict[str, Any] | None = None

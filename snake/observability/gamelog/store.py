@@ -196,7 +196,8 @@ def _upsert_row(conn: sqlite3.Connection, game: GameInfo, seen_at: float,
     conn.execute(
         "INSERT INTO games (game_id, you_id, you_name, origin, started_at, last_seen, ruleset, "
         "map, width, height, timeout, source, snakes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
-        "ON CONFLICT (game_id, you_id) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen), "
+        "ON CONFLICT (game_id, you_id) DO UPDATE SET "
+        "last_seen = max(last_seen, excluded.last_seen), "
         "started_at = min(started_at, excluded.started_at), "
         # the longest list is the start's: snakes only die, so it holds every later list's
         # entries (same ids, same names) and its JSON is the longest, whichever worker's

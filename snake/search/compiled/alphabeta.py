@@ -46,13 +46,13 @@ def _evaluation_salt(weight: float, style: str = "default", replies: str = "join
 
 
 def salt_of(state: GameState, you_id: str) -> int:
-    """A stable 64-bit salt per game and snake (see :func:`snake.search.compiled.table.position_key`),
-    and per rules the key does not see: the ruleset and its settings, and where the hazards
-    lie (the key counts them only; a map may move them and keep their number, and a
-    thread's table outlives the turn), and the board's size (which gives a cell number its
-    square: a client may send one game id on two boards). A standard 11×11 game without
-    hazards, the common case, salts by game and snake alone, as it always has (its searches
-    stay node for node those of the evidence games)."""
+    """A stable 64-bit salt per game and snake (see
+    :func:`snake.search.compiled.table.position_key`), and per rules the key does not see: the
+    ruleset and its settings, and where the hazards lie (the key counts them only; a map may move
+    them and keep their number, and a thread's table outlives the turn), and the board's size (which
+    gives a cell number its square: a client may send one game id on two boards). A standard 11×11
+    game without hazards, the common case, salts by game and snake alone, as it always has (its
+    searches stay node for node those of the evidence games)."""
     text = f"{state.game.id}\x00{you_id}"
     ruleset, board = state.game.ruleset, state.board
     if ruleset.name != "standard" or board.hazards or (board.width, board.height) != (11, 11):
@@ -124,9 +124,11 @@ class CompiledAlphaBeta:
         result.elapsed_ms = found.elapsed_ms
         result.scores = {MOVES[m]: v for m, v in found.root_scores.items()}
         result.exact_scores = self.exact_root
-        result.pv = [{plan.you: MOVES[mine], **{o: MOVES[m] for o, m in zip(plan.opponents, theirs)}}
+        result.pv = [{plan.you: MOVES[mine],
+                      **{o: MOVES[m] for o, m in zip(plan.opponents, theirs)}}
                      for mine, theirs in found.pv]
-        result.iterations = [(d, MOVES[m], round(v, 4), n, ms) for d, m, v, n, ms in found.iterations]
+        result.iterations = [(d, MOVES[m], round(v, 4), n, ms)
+                             for d, m, v, n, ms in found.iterations]
         result.opponents = plan.opponents
         result.cheap = plan.cheap
         result.replies = self.replies
