@@ -1,10 +1,11 @@
 """The learned value head (snake.evaluation.value_head) and its training (training.fit_head).
 
-The measurements the compiled search feeds the head are checked against a reference written
-here from their definition (snake.evaluation.compiled.control.MEASUREMENTS) on the board-control reference
-of snake.evaluation.control, over the positions of tests/games.py; the compiled head against
-the numpy one; a search with a head against the positions it is for; the training command
-on a few arena records it plays itself.
+The measurements the compiled search feeds the head (``measurements``, every snake's at
+once) are checked against their readable reference (snake.evaluation.control.measure) over
+the positions of tests/games.py, and by hand on drawn boards (tests/test_evaluation_twin.py
+compares every term of the two evaluators); the compiled head against the numpy one; a
+search with a head against the positions it is for; the training command on a few arena
+records it plays itself.
 """
 
 from __future__ import annotations
@@ -22,49 +23,10 @@ from snake.evaluation.compiled.control import MEASUREMENTS, N_MEASUREMENTS, cont
 from snake.board import MoveRequest
 from snake.evaluation.value_head import HeadError, ValueHead, load_head, measurements
 from snake.diagram import from_ascii
-from snake.rules import MOVES, distance, fatal_reason, next_square, obstacles_after_move
-from snake.evaluation.control import board_control, control_values as reference_values, ownership
+from snake.evaluation.control import board_control, measure
 from snake.search.strategy import make_search_strategy, split_options
 
 from tests import games
-
-
-def reference_measurements(state, snake_id: str) -> list[float]:
-    """The definition of snake.evaluation.compiled.control.MEASUREMENTS, on the readable board control."""
-    control = board_control(state)
-    area = state.board.width * state.board.height
-    reach = state.board.width + state.board.height
-    me = state.board.snake(snake_id)
-    squares, food = control[snake_id]
-    others = [s for s in state.board.snakes if s.id != snake_id and not s.eliminated_cause]
-    theirs = [control[s.id][0] for s in others]
-    lead = len(me.body) - max(len(s.body) for s in others) if others else 0
-    return [reference_values(state, (snake_id,))[snake_id], squares / area,
-            max(theirs, default=0.0) / area, sum(theirs) / area, math.tanh(lead / 3.0),
-            lead / 10.0, max(0.0, 1.0 - squares / len(me.body)), me.health / 100.0,
-            (food if food is not None else reach) / reach, float(food is None),
-            float(food is not None and me.health < food), len(others) / 3.0,
-            len(me.body) / area, sum(len(s.body) >= len(me.body) for s in others) / 3.0,
-            *around_head(state, me, others)]
-
-
-def around_head(state, me, others) -> list[float]:
-    """The measurements of what lies around a head (snake.evaluation.compiled.control.MEASUREMENTS)."""
-    board, wraps = state.board, state.ruleset.wraps
-    obstacles = obstacles_after_move(state, me)
-
-    def apart(a, b) -> int:
-        return distance(a, b, board.width, board.height, wraps)
-    moves = [next_square(state, me.head, m) for m in MOVES
-             if not fatal_reason(state, me, m, obstacles)]
-    risky = [c for c in moves
-             if any(len(s.body) >= len(me.body) and apart(c, s.head) == 1 for s in others)]
-    prey = [s for s in others if len(s.body) < len(me.body) and apart(me.head, s.head) <= 2]
-    reach = board.width + board.height
-    threat = min((apart(me.head, s.head) for s in others if len(s.body) >= len(me.body)),
-                 default=reach)
-    tail = me.body[-1] in ownership(state)[me.id]
-    return [len(moves) / 4, len(risky) / 4, len(prey) / 3, threat / reach, float(tail)]
 
 
 def small_head(seed: int = 0, hidden: int = 5, snakes=(2,), residual: bool = False) -> ValueHead:
@@ -82,7 +44,7 @@ def test_measurements_follow_their_definition_over_the_test_games():
             if snake.eliminated_cause:
                 assert measured[i].tolist() == [0.0] * N_MEASUREMENTS
                 continue
-            assert measured[i] == pytest.approx(reference_measurements(state, snake.id), abs=1e-12), \
+            assert measured[i] == pytest.approx(measure(state, snake.id), abs=1e-12), \
                 (state.game.ruleset.name, state.turn, snake.id)
             compared += 1
         kinds.add((state.game.ruleset.name, len(state.board.snakes)))

@@ -49,6 +49,7 @@ SOURCES = (
     "snake/core/state.py", "snake/core/step.py",
     "snake/evaluation/__init__.py", "snake/evaluation/compiled/__init__.py",
     "snake/evaluation/compiled/control.py", "snake/evaluation/compiled/network.py",
+    "snake/evaluation/control.py",
     "snake/rules/__init__.py", "snake/rules/geometry.py", "snake/rules/maps.py",
     "snake/rules/occupancy.py", "snake/rules/results.py", "snake/rules/stages.py",
     "snake/search/__init__.py", "snake/search/compiled/__init__.py",

@@ -1,10 +1,11 @@
 """A learned value head: a small network over board control's measurements.
 
-Board control (:mod:`snake.evaluation.compiled.control`) divides the board among the snakes and then
+Board control (:mod:`snake.evaluation.control`) divides the board among the snakes and then
 weighs a handful of things it measured (squares owned, length lead, food, health) by hand.
 A value head replaces that last step by a network learned from games: its inputs are the
-partition's :data:`~snake.evaluation.compiled.control.MEASUREMENTS` of a snake (the hand-weighed value
-among them), one hidden layer of ReLUs, and one output ``z``; the snake's value is
+partition's :data:`~snake.evaluation.control.MEASUREMENTS` of a snake (the hand-weighed
+value among them), one hidden layer of ReLUs, and one output ``z`` (:func:`head_value`, the
+readable twin of the compiled search's); the snake's value is
 ``2 sigmoid(z) - 1 = tanh(z / 2)``, the game's expected result for it on the search's scale.
 A *residual* head adds ``z`` to the logit of the style's own value instead
 (``tanh(atanh(v) + z / 2)``): it learns a correction, and a head of zeros is the style.
@@ -35,8 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from snake.evaluation.compiled.control import MEASUREMENTS, N_MEASUREMENTS, STYLES, measure, workspace
 from snake.core.state import G_N, Packed
+from snake.evaluation.compiled.control import measure, workspace
+from snake.evaluation.control import LIMIT, MEASUREMENTS, N_MEASUREMENTS, STYLES
 
 _MILLION = 1_000_000
 
@@ -111,17 +113,10 @@ class ValueHead:
                 and (began is None or not self.began or began in self.began))
 
     def value(self, x: np.ndarray) -> np.ndarray:
-        """The head's value of measurements ``x`` (``[..., N_MEASUREMENTS]``), in numpy
-        with the weights rounded as the core holds them: the reference for tests."""
-        w1 = np.round(self.w1 * _MILLION) / _MILLION
-        b1 = np.round(self.b1 * _MILLION) / _MILLION
-        w2 = np.round(self.w2 * _MILLION) / _MILLION
-        b2 = round(self.b2 * _MILLION) / _MILLION
-        hidden = np.maximum(0.0, x @ w1.T + b1)
-        z = hidden @ w2 + b2
-        if self.residual:
-            z = z + 2.0 * np.arctanh(np.clip(x[..., 0], -0.999, 0.999))
-        return np.clip(np.tanh(z / 2.0), -0.999, 0.999)
+        """The head's value of measurements ``x`` (``[..., N_MEASUREMENTS]``):
+        :func:`head_value` clamped into [-LIMIT, LIMIT], as the compiled search values a
+        leaf."""
+        return np.clip(head_value(self, x), -LIMIT, LIMIT)
 
     def save(self, path: str | Path) -> None:
         np.savez(path, w1=self.w1.astype(np.float64), b1=self.b1.astype(np.float64),
@@ -131,6 +126,26 @@ class ValueHead:
                  boards=np.array(self.boards, dtype=str),
                  began=np.array(self.began, dtype=np.int64),
                  meta=np.array(json.dumps(self.meta, sort_keys=True)))
+
+
+def head_value(head: ValueHead, x: np.ndarray) -> np.ndarray:
+    """The forward pass of ``head`` on measurements ``x`` (``[..., N_MEASUREMENTS]``), the
+    readable twin of the compiled ``_head_value``, with the weights rounded to millionths as
+    the compiled workspace holds them (:meth:`ValueHead.fields`)::
+
+        hidden = max(0, w1 x + b1)                   (one ReLU per hidden unit)
+        z = w2 . hidden + b2
+        z += 2 atanh(clamp(x[0], -LIMIT, LIMIT))     (a residual head: the logit of the
+                                                      style's value, x[0])
+        value = tanh(z / 2)                          (= 2 sigmoid(z) - 1, not clamped)
+    """
+    w1, b1, w2 = (np.round(w * _MILLION) / _MILLION for w in (head.w1, head.b1, head.w2))
+    b2 = round(head.b2 * _MILLION) / _MILLION
+    x = np.asarray(x, dtype=np.float64)
+    z = np.maximum(0.0, x @ w1.T + b1) @ w2 + b2
+    if head.residual:
+        z = z + 2.0 * np.arctanh(np.clip(x[..., 0], -LIMIT, LIMIT))
+    return np.tanh(z / 2.0)
 
 
 def board_of(ruleset: str, width: int, height: int) -> str:

@@ -1,6 +1,11 @@
-"""Board control, compiled: the twin of the board-control evaluator of
-:mod:`snake.evaluation.control` (``board_control`` and ``control_values``), whose docstring
-states the definition; that Python version is the test reference (tests/test_core_control.py).
+"""Board control, compiled: the twin of :mod:`snake.evaluation.control`, whose docstrings
+state the definition, stage for stage and by the same names: :func:`partition`, the style's
+value (:func:`_style_value`, :func:`_nearest_food`, :func:`_soft`), the measurements
+(:func:`_measure`, :func:`_around_head`), a learned head's forward pass (:func:`_head_value`,
+whose reference is :func:`snake.evaluation.value_head.head_value`) and a snake's value
+(:func:`control_value`, :func:`control_values`). The definition's data (the styles' weights,
+the hunger margin, the squash's threshold, the measurements' names) are the reference's.
+tests/test_evaluation_twin.py and tests/test_core_control.py hold the twins equal.
 
 A simultaneous breadth-first search from every living head, layer by layer, the longer
 snakes claiming first (ties in board order): a square reached first by one snake is its, one
@@ -50,10 +55,12 @@ from snake.core.state import (ALIVE, G_BODY, G_CAPACITY, G_CAUSE, G_CELLS, G_CON
                     G_HAZARDS, G_HEALTH, G_HEIGHT, G_HP, G_LENGTH, G_MASK, G_N, G_PW, G_WIDTH,
                     G_WRAPS, S_N_FOOD, S_N_HAZARDS)
 from snake.core.step import next_cell, segment
+# The definition's data, owned by the reference: the styles' weights, the margins, the
+# measurements' names (re-exported here for the compiled search's callers).
+from snake.evaluation.control import (HUNGER_MARGIN, LIMIT, MEASUREMENTS, N_MEASUREMENTS, SOFT,
+                                      STYLES, food_health, hunger)
 
 
-#: The values lie in ``[-LIMIT, LIMIT]``; a snake that is not alive gets ``-LIMIT``.
-LIMIT = 0.999
 #: :func:`ownership` of a contested square.
 CONTESTED = -2
 
@@ -65,79 +72,17 @@ _FREE, _BIT, _CELL_ARRAYS = range(3)
 # Per-snake sets, then per-snake numbers.
 _FRONT, _NEW, _OWN, _SNAKE_SETS = range(4)
 _QUARTERS, _FOOD_D, _ORDER, _LO, _HI, _NUMBERS = range(6)
-# The value's weights (a style), after the per-snake numbers, in millionths.
+# The value's weights (a style: the fields of the reference's ``Style``, in its order),
+# after the per-snake numbers, in millionths.
 (_W_CONTROL, _W_LENGTH, _W_CRAMPED, _W_FOOD, _FOOD_HEALTH, _W_HUNT, _W_HUNGER,
  _STYLE_FIELDS) = range(8)
 _MILLION = 1_000_000.0
-
-#: What a learned value head (:mod:`snake.evaluation.value_head`) reads of a living snake, from
-#: the partition: the style's value; the squares it owns, the most another owns and all the
-#: others own (fractions of the board); its length lead over the longest other, as the
-#: style counts it (``tanh(lead / 3)``) and plain (``lead / 10``); how cramped it is
-#: (``1 - squares / length`` when positive); health / 100; the moves to the nearest food it
-#: owns / (width + height) (1 with none), whether it owns none, whether its health runs out
-#: before it gets there; the other living snakes / 3; its length / board area (the game's
-#: phase); the others at least as long / 3. Then what lies around its head, which the
-#: partition does not see (every other living snake is an "other", as above): its moves that
-#: are not certain death / 4 (``snake.rules.occupancy.fatal_reason``), those of them next to
-#: the head of another at least as long (a head-to-head it loses or draws) / 4, the shorter
-#: others whose heads are within 2 moves of its own (a head-to-head it could win) / 3, the
-#: board distance to the nearest head of another at least as long / (width + height) (1 with
-#: none), and whether the square of its last segment is its own in the partition (its head's
-#: square counts as its own): a tail it can follow.
-MEASUREMENTS = ("value", "own", "most", "others", "lead_tanh", "lead", "cramped", "health",
-                "food", "no_food", "short_of_food", "opponents", "length", "longer",
-                "moves", "risky", "prey", "threat", "tail")
-N_MEASUREMENTS = len(MEASUREMENTS)
 # After the style: scratch for the measurements (float64), then a learned value head's
 # hidden size (0: none) and its weights (:func:`workspace`).
 _MEASURED = _STYLE_FIELDS
 _HEAD_HIDDEN = _MEASURED + N_MEASUREMENTS
 
-#: Styles of play: the weights of the value's terms (module docstring of
-#: :mod:`snake.evaluation.control` for the default's formula). ``default`` is board control as
-#: the Python evaluator defines it; the others are the arena's opponents (docs/arena.md),
-#: and ``hungry`` is the default search's weights with three snakes or more.
-#: Fields: board control, length lead, cramped (fewer squares than length), distance to
-#: food, the health below which food distance counts, hunting (how cramped the most
-#: cramped shorter opponent is), and hunger (owning no food, how near its health comes to
-#: the distance to the nearest food anyone may take: :data:`HUNGER_MARGIN`). (Issue 14
-#: also tried a stray-food pull at any health, with a food margin, which lost its screens,
-#: and a roomier "cramped", never screened; both were deleted: docs/arena.md.)
-STYLES: dict[str, tuple[float, ...]] = {
-    "default": (0.5, 0.25, 0.4, 0.1, 50.0, 0.0, 0.0),
-    "grower": (0.5, 0.6, 0.4, 0.15, 101.0, 0.0, 0.0),
-    "hunter": (0.5, 0.35, 0.4, 0.1, 50.0, 0.4, 0.0),
-    "space": (1.0, 0.1, 0.4, 0.1, 50.0, 0.0, 0.0),
-    # the default search's weights with three snakes or more: the grower's, and hungry
-    "hungry": (0.5, 0.6, 0.4, 0.15, 101.0, 0.0, 0.5),
-}
-#: A hungry style's margin, in moves of health: owning no food, its value falls by
-#: ``hunger * min(1, (margin - (health - d)) / margin)`` once its health is within the
-#: margin of ``d``, the board distance from its head to the nearest food. Such a snake has
-#: fallen behind (every food nearer to another snake, or contested by one as long), and
-#: the plain value, which counts only food it owns, would let it starve with food on the
-#: board (docs/arena.md).
-HUNGER_MARGIN = 25.0
-#: A hungry style's values beyond ``±SOFT`` are squashed smoothly into ``±LIMIT`` rather
-#: than clamped: the positions where hunger matters are the desperate ones, where the
-#: clamp would leave every leaf at ``-LIMIT`` and every move alike (the order of values is
-#: kept; within ``±SOFT`` nothing changes).
-SOFT = 0.9
-
 _ONE, _ZERO, _63 = np.uint64(1), np.uint64(0), np.uint64(63)
-
-
-def food_health(style: str) -> float:
-    """The health below which ``style`` counts the distance to the food it owns (above
-    100: at any health)."""
-    return STYLES[style][_FOOD_HEALTH]
-
-
-def hunger(style: str) -> float:
-    """How much ``style`` counts, owning no food, the distance to the nearest food as its
-    health comes within :data:`HUNGER_MARGIN` of it (0: not at all)."""
-    return STYLES[style][_W_HUNGER]
 
 
 @intrinsic
@@ -439,7 +384,7 @@ def _distance(g, a, b):
 @njit(**JIT)
 def _style_value(g, s, i, work):
     """Snake ``i``'s value by the style's weights, from the partition in ``work`` (``i``
-    alive)."""
+    alive): :func:`snake.evaluation.control.style_value`."""
     n = g[G_N]
     quarters, food_d = _number(g, _QUARTERS), _number(g, _FOOD_D)
     squares = work[quarters + i] / 4.0
@@ -491,7 +436,8 @@ def _style_value(g, s, i, work):
 
 @njit(**JIT)
 def _nearest_food(g, s, i):
-    """The board distance from snake ``i``'s head to the nearest food (-1 with none)."""
+    """The board distance from snake ``i``'s head to the nearest food (-1 with none):
+    :func:`snake.evaluation.control.nearest_food`."""
     head = s[g[G_BODY] + i * g[G_CAPACITY] + (s[g[G_HP] + i] & g[G_MASK])]
     nearest = -1
     for k in range(s[S_N_FOOD]):
@@ -504,12 +450,10 @@ def _nearest_food(g, s, i):
 @njit(**JIT)
 def _soft(v):
     """``v`` within ``±SOFT`` as it is, beyond it squashed smoothly into ``±LIMIT``
-    (increasing, so the order of values is kept)."""
+    (:func:`snake.evaluation.control.soft`)."""
     a = abs(v)
     if a <= SOFT:
         return v
-    # A rational squash, slope 1 at SOFT: far out it still tells 0.01 apart by 1e-5 (at
-    # |v| = 3), well above the search's null window (an exponential would not).
     x = (a - SOFT) / (LIMIT - SOFT)
     a = SOFT + (LIMIT - SOFT) * x / (1.0 + x)
     return a if v > 0 else -a
@@ -518,7 +462,7 @@ def _soft(v):
 @njit(**JIT)
 def _measure(g, s, i, work, out):
     """Snake ``i``'s :data:`MEASUREMENTS` into ``out``, from the partition in ``work``
-    (``i`` alive)."""
+    (``i`` alive): :func:`snake.evaluation.control.measure`."""
     n = g[G_N]
     quarters, food_d = _number(g, _QUARTERS), _number(g, _FOOD_D)
     area = g[G_WIDTH] * g[G_HEIGHT]
@@ -560,7 +504,8 @@ def _measure(g, s, i, work, out):
 @njit(**JIT)
 def _around_head(g, s, i, work, out):
     """The last five :data:`MEASUREMENTS` of snake ``i`` (alive): its moves, the risky
-    ones, prey, the nearest threat and whether its tail is its own."""
+    ones, prey, the nearest threat and whether its tail is its own
+    (:func:`snake.evaluation.control.around_head`)."""
     n = g[G_N]
     length = s[g[G_LENGTH] + i]
     head = segment(g, s, i, 0)
@@ -602,7 +547,8 @@ def _head_value(work, at, x):
     """The learned head at ``work[at:]`` (hidden size, whether it is residual, then per
     hidden unit its weights and bias, then the output's weights and bias, in millionths)
     on the measurements ``x``: ``2 sigmoid(z) - 1``, and a residual head adds its ``z`` to
-    the logit of the style's value ``x[0]``: ``tanh(atanh(x[0]) + z / 2)``."""
+    the logit of the style's value ``x[0]``: ``tanh(atanh(x[0]) + z / 2)``
+    (:func:`snake.evaluation.value_head.head_value`)."""
     hidden = work[at]
     k = x.shape[0]
     w = at + 2
@@ -623,7 +569,8 @@ def _head_value(work, at, x):
 @njit(**JIT)
 def _value(g, s, i, work):
     """Snake ``i``'s value from the partition in ``work`` (``i`` alive): the style's, or
-    the learned head's when the workspace holds one."""
+    the learned head's when the workspace holds one, clamped
+    (:func:`snake.evaluation.control.control_value`)."""
     at = _number(g, _NUMBERS) + _HEAD_HIDDEN
     if work[at] == 0:
         return _style_value(g, s, i, work)
@@ -646,8 +593,9 @@ def measure(g, s, i, work, out):
 
 @njit(**JIT)
 def control_value(g, s, i, work):
-    """The board-control value of snake ``i`` (board order) in ``s``, in [-0.999, 0.999]:
-    ``control_values(state, (id,))[id]`` of the reference."""
+    """The board-control value of snake ``i`` (board order) in ``s``, in [-LIMIT, LIMIT]:
+    ``control_value(state, id, style, head)`` of the reference, with the workspace's style
+    and head."""
     if s[g[G_CAUSE] + i] != ALIVE:
         return -LIMIT
     partition(g, s, work)
