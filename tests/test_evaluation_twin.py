@@ -185,3 +185,19 @@ def test_the_readable_search_plays_a_style():
         assert BoardControlEvaluator(style).value(None, state, sid) == \
             reference_value(state, sid, style)
     assert BoardControlEvaluator().value(None, state, sid) == reference_value(state, sid)
+
+
+def test_the_compiled_twin_has_every_stage_of_the_reference_by_name():
+    """A twin: each term the reference defines is a compiled function of the same name
+    (private where only the compiled module calls it), and the data are the reference's."""
+    from snake.evaluation import control as reference
+    from snake.evaluation import value_head
+    from snake.evaluation.compiled import control as twin
+    stages = ("partition", "board_control", "ownership", "style_value", "nearest_food", "soft",
+              "measure", "around_head", "control_value", "control_values")
+    missing = [name for name in stages
+               if not (hasattr(twin, name) or hasattr(twin, "_" + name))
+               or not hasattr(reference, name)]
+    assert not missing and hasattr(value_head, "head_value") and hasattr(twin, "_head_value")
+    for name in ("STYLES", "HUNGER_MARGIN", "SOFT", "LIMIT", "MEASUREMENTS"):
+        assert getattr(twin, name) is getattr(reference, name), name

@@ -3,7 +3,8 @@ the compiled search keeps along its path (its twin: :class:`snake.evaluation.net
 
 A search with the network keeps, per ply, the accumulator of ``you``'s view, moved on from
 the parent's by the step's change report (:func:`nnue.feature_transformer.apply_changes`),
-and values a leaf by a blend of board control and :func:`network_value`.
+and values a leaf by a blend of board control and :func:`network_value`
+(:mod:`.leaf`).
 """
 
 from __future__ import annotations

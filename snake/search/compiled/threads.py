@@ -1,8 +1,8 @@
 """One compiled search on several threads ("lazy SMP"), and what it found.
 
 :func:`run` is the compiled search's entry point from Python: it sets up the search of
-:mod:`.tree` (the table, the history, board control's workspace, the network's stack) for
-each thread, runs them, and chooses the answer (:class:`CoreResult`).
+:mod:`.tree` (the table, the history, the leaf evaluator) for each thread, runs them, and
+chooses the answer (:class:`CoreResult`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from snake.core.state import G_CELLS, G_N, Packed
-from snake.evaluation.compiled.control import workspace
-from snake.evaluation.compiled.network import network_stack
+from snake.evaluation.compiled.leaf import leaf_evaluator
 from snake.search.compiled.table import Table, new_table
 from snake.search.compiled.tree import (INF, MAX_OPPONENTS, MAX_PLY, STOP_DEADLINE, STOP_HALTED,
                                         STOP_MAX_DEPTH, STOP_PROVEN, STOP_REASONS, search)
@@ -90,23 +89,21 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
     salt_word = np.uint64(salt & (2**64 - 1))
     found = []
     for h in range(threads):
-        net, nn = network_stack(packed, you, network, network_weight, MAX_PLY)
         found.append(dict(
             result=np.zeros(8), root_scores=np.full(4, -INF), iterations=np.zeros((MAX_PLY, 5)),
             pv=np.zeros((MAX_PLY, 2), dtype=np.int64),
             args=(int(max_nodes if max_nodes is not None else 2**62), int(max_depth), salt_word,
                   table.keys, table.values, table.info, table.zobrist, table.zobrist_health,
-                  table.zobrist_food, np.zeros((n, cells, 4), dtype=np.int64),   # history
-                  workspace(g, style, None if head is None else head.fields())),
-            net=net, nn=nn, parity=-1 if h == 0 else h % 2))
+                  table.zobrist_food, np.zeros((n, cells, 4), dtype=np.int64)),   # history
+            leaf=leaf_evaluator(packed, you, MAX_PLY, style, head, network, network_weight),
+            parity=-1 if h == 0 else h % 2))
 
     failures: list[BaseException] = []
 
     def search_as(h: int) -> None:
         f = found[h]
-        search(*shared, *f["args"], f["result"], f["root_scores"], f["iterations"], f["pv"],
-               bool(pvs), f["net"], f["nn"], bool(exact_root), bool(best_reply), halt,
-               f["parity"])
+        search(*shared, *f["args"], f["leaf"], f["result"], f["root_scores"], f["iterations"],
+               f["pv"], bool(pvs), bool(exact_root), bool(best_reply), halt, f["parity"])
 
     def helper(h: int) -> None:
         try:
@@ -156,7 +153,7 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
         iterations=[(int(r[0]), int(r[1]), float(r[2]), int(r[3]), round(float(r[4]), 2))
                     for r in chosen["iterations"][:int(result[5])]],
         pv=line, elapsed_ms=(time.perf_counter() - started) * 1000.0,
-        evaluated_by_network=found[0]["nn"].weight > 0,
+        evaluated_by_network=found[0]["leaf"].weight > 0,
         threads=[(int(f["result"][2]), int(f["result"][3]), STOP_REASONS[int(f["result"][4])])
                  for f in found],
         answered_by=answered_by)

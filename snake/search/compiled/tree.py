@@ -7,8 +7,9 @@ opponent at a time: :func:`_joint_move`); snakes not searched play
 their cheap move (:func:`.occupancy.cheap_move`); every turn is the compiled step
 (:func:`.step.apply_rules`). Values are ``you``'s: exact results (win ``WIN - ply``, draw
 :data:`DRAW`, loss ``-WIN + ply``; ``you`` eliminated while others play on is a loss) or
-board control at the horizon (:mod:`snake.evaluation.compiled.control`), or the network's
-value blended in (:mod:`snake.evaluation.compiled.network`).
+the leaf evaluator's at the horizon (:mod:`snake.evaluation.compiled.leaf`: board control,
+corrected by a value head or blended with the network's value), one piece chosen once per
+search (its ``leaf`` argument).
 
 What the speed makes worth it:
 
@@ -38,13 +39,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from nnue.feature_transformer import apply_changes, refresh as refresh_accumulator
 from snake.core.jit import JIT
 from snake.core.occupancy import candidate_moves, cheap_move
 from snake.core.state import ALIVE, G_CAUSE, G_CELLS, G_N, G_ON_TURN, G_PIPELINE, G_SIZE, G_SQUAD, SQUAD
-from snake.core.step import OVERFLOW, apply_rules, is_game_over, plays_solo, segment
-from snake.evaluation.compiled.control import control_value
-from snake.evaluation.compiled.network import network_value
+from snake.core.step import apply_rules, is_game_over, plays_solo, segment
+from snake.evaluation.compiled.leaf import evaluate, play_turn, start
 from snake.search.compiled.table import EXACT, LOWER, UPPER, entry_check, position_key
 from snake.search.compiled.timer import monotonic
 
@@ -156,7 +155,7 @@ ENTER, NEXT_CHILD, CHILD_VALUE, END_MY_MOVE, FINISH, RETURN = range(6)
 @njit(**JIT)
 def _enter(g, stack, ply, you, opponents, cheap, only_move, moves, scratch, frame, bounds,
            keys_at, salt, table_keys, table_values, table_info, zobrist, zobrist_health,
-           zobrist_food, killers_me, killers_them, history, pv_length, work, net, nn, best_reply):
+           zobrist_food, killers_me, killers_them, history, pv_length, leaf, best_reply):
     """Open ``you``'s node at ``ply`` (depth and bounds already in its frame). Returns its
     value when it needs no children (the horizon, a table hit), else :data:`NOT_TERMINAL`
     after generating and ordering the moves."""
@@ -164,11 +163,7 @@ def _enter(g, stack, ply, you, opponents, cheap, only_move, moves, scratch, fram
     pv_length[ply] = ply
     depth = frame[ply, F_DEPTH]
     if depth == 0:
-        value = control_value(g, s, you, work)
-        if nn.weight > 0.0:
-            value = (1.0 - nn.weight) * value + nn.weight * network_value(
-                g, s, you, net, nn.acc[ply], nn.hidden, nn.out, scratch[ply, R_MINE])
-        return value
+        return evaluate(g, s, you, ply, leaf, scratch[ply, R_MINE])
     n = g[G_N]
     k_opponents = opponents.shape[0]
     alpha, beta = bounds[ply, B_ALPHA], bounds[ply, B_BETA]
@@ -327,8 +322,7 @@ def _next_joint(ply, frame):
 def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, halt, moves,
           scratch, frame, bounds, keys_at, salt, table_keys, table_values, table_info, zobrist,
           zobrist_health, zobrist_food, killers_me, killers_them, history, pv_my, pv_joint,
-          pv_length, line_my, line_joint, line_length, work, no_report, pvs, net, nn,
-          best_reply):
+          pv_length, line_my, line_joint, line_length, leaf, no_report, pvs, best_reply):
     """The value of ``you``'s node at ``root_ply`` (its depth and bounds set in its frame),
     searched with an explicit stack of frames (a loop, not recursion: the compiled code can
     then be cached). ``only_move`` >= 0 restricts the first node to that move of yours (the
@@ -344,7 +338,7 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, h
             value = _enter(g, stack, ply, you, opponents, cheap, only_move if ply == root_ply else -1,
                            moves, scratch, frame, bounds, keys_at, salt, table_keys, table_values,
                            table_info, zobrist, zobrist_health, zobrist_food, killers_me,
-                           killers_them, history, pv_length, work, net, nn, best_reply)
+                           killers_them, history, pv_length, leaf, best_reply)
             mode = RETURN if value != NOT_TERMINAL else NEXT_CHILD
         elif mode == NEXT_CHILD:
             t = _next_joint(ply, frame)
@@ -374,18 +368,8 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, h
                 turn_moves[opponents[j]] = joint[j]
             child = stack[ply + 1]
             child[:] = stack[ply]
-            if nn.weight > 0.0:
-                # The child's accumulator: the parent's, moved on by the step's report.
-                changes = nn.changes[ply]
-                n_changes = apply_rules(g, child, turn_moves, -1, changes)
-                nn.counts[ply + 1, :] = nn.counts[ply]
-                nn.acc[ply + 1, :] = nn.acc[ply]
-                if n_changes == OVERFLOW:
-                    refresh_accumulator(g, child, you, nn.offset, net[1], net[0],
-                                        nn.counts[ply + 1], nn.acc[ply + 1])
-                else:
-                    apply_changes(g, child, you, nn.offset, net[0], changes, n_changes,
-                                  nn.counts[ply + 1], nn.acc[ply + 1])
+            if leaf.follows_path:       # the evaluator's state moves along (the network's)
+                play_turn(g, child, turn_moves, you, ply, leaf)
             else:
                 apply_rules(g, child, turn_moves, -1, no_report)
             frame[ply, F_CODE] = code                      # the joint being searched
@@ -514,12 +498,14 @@ def check_every(cells, n):
 @njit(**JIT)
 def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
            table_keys, table_values, table_info, zobrist, zobrist_health, zobrist_food,
-           history, work, result, root_scores, iterations, pv_out, pvs, net, nn, exact_root,
-           best_reply, halt, parity):
+           history, leaf, result, root_scores, iterations, pv_out, pvs, exact_root, best_reply,
+           halt, parity):
     """Iterative deepening from ``root`` until ``deadline`` (monotonic seconds), ``max_nodes``
     or ``max_depth``, or until another thread sets ``halt[0]`` (checked with the clock).
     ``parity`` -1 searches every depth; 0 or 1 only the even or odd ones (a helper thread
-    of :func:`run`, a depth ahead of the main thread half the time). Writes ``result``
+    of :func:`run`, a depth ahead of the main thread half the time). ``leaf`` values the
+    horizon's positions (:func:`snake.evaluation.compiled.leaf.leaf_evaluator`; its scratch
+    is this search's own). Writes ``result``
     (best move, score, depth, nodes, stop reason, iterations recorded, principal variation length), ``root_scores`` (per move, of the last
     completed iteration; -INF for moves not searched), ``iterations`` (rows: depth, move,
     score, nodes, ms) and ``pv_out`` (rows: your move, the opponents' joint code).
@@ -548,8 +534,7 @@ def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
     ctl = np.zeros(5, dtype=np.int64)
     ctl[C_MAX_NODES] = max_nodes
     ctl[C_CHECK_MASK] = check_every(g[G_CELLS], n) - 1      # a power of two
-    if nn.weight > 0.0:
-        refresh_accumulator(g, root, you, nn.offset, net[1], net[0], nn.counts[0], nn.acc[0])
+    start(g, root, you, leaf)
 
     root_moves = np.zeros(4, dtype=np.int64)
     n_root = candidate_moves(g, root, you, root_moves)
@@ -596,7 +581,7 @@ def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
                               scratch, frame, bounds, keys_at, salt, table_keys, table_values,
                               table_info, zobrist, zobrist_health, zobrist_food, killers_me,
                               killers_them, history, pv_my, pv_joint, pv_length, line_my,
-                              line_joint, line_length, work, no_report, pvs, net, nn, best_reply)
+                              line_joint, line_length, leaf, no_report, pvs, best_reply)
                 if ctl[C_ABORT] or not null_window or value <= window:
                     break
                 null_window = False
