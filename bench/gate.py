@@ -19,8 +19,8 @@ from __future__ import annotations
 import argparse
 import random
 
-from training.loop import decide
 from snake.arena.stats import Score
+from training.loop import decide
 
 
 def simulate(score: float, draws: float, sprt: list[float], piece: int, cap: int,

@@ -43,19 +43,16 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-
 from numba import njit  # noqa: E402
 
 from nnue.accumulator import Accumulator  # noqa: E402
 from nnue.feature_transformer import CoreAccumulator, apply_changes  # noqa: E402
-from nnue.layers import forward_one  # noqa: E402
 from nnue.features import active_features, feature_change, feature_parts  # noqa: E402
+from nnue.layers import forward_one  # noqa: E402
 from nnue.network import DEFAULT_WEIGHTS, Network  # noqa: E402
-from snake.board import Board, Game, GameState, Ruleset, Snake
+from snake.board import Board, Game, GameState, Ruleset, Snake  # noqa: E402
 from snake.core.jit import JIT  # noqa: E402
-from snake.rules import (MOVES, apply_rules, candidate_moves, obstacles_after_move,  # noqa: E402
-                         play_turn)
-
+from snake.rules import MOVES, apply_rules, candidate_moves, obstacles_after_move, play_turn  # noqa: E402
 
 # --- positions ------------------------------------------------------------------------
 

@@ -53,8 +53,8 @@ if not __package__ and sys.path and sys.path[0] == os.path.dirname(os.path.abspa
     sys.path.pop(0)
 
 from snake import rules
-from snake.rules import start
 from snake.board import parse_request, state_to_request
+from snake.rules import start
 from snake.search.strategy import VARIANTS, make_search_strategy, split_options
 
 #: The first line of a record: what was searched, so that ``--compare`` refuses two records

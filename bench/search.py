@@ -49,8 +49,8 @@ import time
 
 from snake.board import MoveRequest
 from snake.rules import play_turn
-from snake.search.strategy import SearchStrategy, make_search_strategy
 from snake.rules.start import new_game
+from snake.search.strategy import SearchStrategy, make_search_strategy
 
 
 def positions(n_snakes: int, count: int, turns: int = 15) -> list[MoveRequest]:
@@ -162,10 +162,10 @@ def smp_effect(count: int, ms: float, threads: int) -> None:
     more than one thread completed in ``ms`` (time to depth: the speed-up the helpers give,
     which their nodes per second do not say, as they search much of the same tree)."""
     from snake.core import encode
-    from snake.search.compiled.table import new_table
-    from snake.search.compiled.threads import run
     from snake.core.state import G_CELLS, G_N
     from snake.search.compiled.alphabeta import DEFAULT_TABLE_MB
+    from snake.search.compiled.table import new_table
+    from snake.search.compiled.threads import run
     from snake.search.plan import plan_snakes
 
     print(f"lazy SMP: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} "

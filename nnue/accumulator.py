@@ -37,11 +37,10 @@ from typing import Iterable
 
 import numpy as np
 
-from snake.board import GameState, Snake
-
 from nnue import feature_transformer as transformer
 from nnue.features import FeatureChange, feature_change, feature_parts
 from nnue.network import Network
+from snake.board import GameState, Snake
 
 
 class Accumulator:

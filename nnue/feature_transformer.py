@@ -33,12 +33,24 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from snake.core.jit import JIT
-from snake.core.state import (ALIVE, G_CAUSE, G_FOOD, G_HAZARDS, G_HEIGHT, G_LENGTH, G_N, G_PW,
-                              G_SQUAD, G_WIDTH, S_N_FOOD, S_N_HAZARDS, Packed)
-from snake.core.step import HEAD, piece_between, segment
-
 from nnue.features import BLOCK_OFFSET, N_PIECES, OPPONENT, SQUADMATE, block_of
+from snake.core.jit import JIT
+from snake.core.state import (
+    ALIVE,
+    G_CAUSE,
+    G_FOOD,
+    G_HAZARDS,
+    G_HEIGHT,
+    G_LENGTH,
+    G_N,
+    G_PW,
+    G_SQUAD,
+    G_WIDTH,
+    S_N_FOOD,
+    S_N_HAZARDS,
+    Packed,
+)
+from snake.core.step import HEAD, piece_between, segment
 
 
 @njit(**JIT)

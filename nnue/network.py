@@ -72,10 +72,9 @@ from typing import Any
 
 import numpy as np
 
-from snake.rules import MOVES
-
 from nnue import feature_transformer, layers
 from nnue.features import N_FEATURES
+from snake.rules import MOVES
 
 FORMAT = "nuppeppou-nnue"
 VERSION = 2

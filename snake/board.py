@@ -23,7 +23,6 @@ the geometry of moves are :mod:`snake.rules`, which imports this module (never t
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass, field
 from typing import Any
 

@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from snake.board import Board, Game, GameState, Ruleset, Snake, parse_settings
-from snake.rules.maps import food_spawn_squares, get_map, is_royale_shrink_turn
 from snake.rules import apply_rules, is_game_over
+from snake.rules.maps import food_spawn_squares, get_map, is_royale_shrink_turn
 
 
 @dataclass

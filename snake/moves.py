@@ -34,8 +34,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from snake.board import GameState, Point, Snake
-from snake.rules import (BODY, MOVES, NECK, WALL, HazardCopies, dies_of_health, fatal_reason,
-                    next_square, obstacles_after_move, removed_before_collisions)
+from snake.rules import (
+    BODY,
+    MOVES,
+    NECK,
+    WALL,
+    HazardCopies,
+    dies_of_health,
+    fatal_reason,
+    next_square,
+    obstacles_after_move,
+    removed_before_collisions,
+)
 
 __all__ = ["MoveFilter", "filter_moves", "NECK", "WALL", "BODY", "HEALTH", "RISKY", "DEAD"]
 

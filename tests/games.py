@@ -7,9 +7,8 @@ import random
 from typing import Iterator
 
 from snake import rules
-from snake.rules import start
 from snake.board import GameState
-from snake.rules import MOVES
+from snake.rules import MOVES, start
 
 #: (ruleset, map, snake counts) of the games; each is played on 7x7, 11x11 and 19x19
 #: (squad in squads of two).

@@ -16,12 +16,19 @@ import numpy as np
 import pytest
 
 from nnue.accumulator import Accumulator
-from nnue.features import (BOARD_SIDES, N_FEATURES, RULESETS, FeatureChange, active_features,
-                           feature_change, feature_parts)
+from nnue.features import (
+    BOARD_SIDES,
+    N_FEATURES,
+    RULESETS,
+    FeatureChange,
+    active_features,
+    feature_change,
+    feature_parts,
+)
 from nnue.network import Network
 from snake.board import GameState
-from snake.rules import candidate_moves, obstacles_after_move
 from snake.diagram import from_ascii
+from snake.rules import candidate_moves, obstacles_after_move
 
 HIDDEN = (32, 16)
 VECTORS = Path(__file__).resolve().parent / "data" / "vectors"

@@ -10,14 +10,14 @@ import threading
 import pytest
 
 from app import MAX_BODY_BYTES, SERVER_NAME, create_app
-from snake.settings import Settings, SettingsError
-from snake.strategies import STRATEGIES
 from nnue.network import Network
 from snake import __version__
 from snake.board import state_to_request
-from snake.rules import MOVES
-from snake.diagram import from_ascii
 from snake.decision import Decision
+from snake.diagram import from_ascii
+from snake.rules import MOVES
+from snake.settings import Settings, SettingsError
+from snake.strategies import STRATEGIES
 from tests.test_sessions import play
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from snake.arena.__main__ import main
-from snake.records.replay import read_replay
 from snake.arena.schedule import base_seats, plan_games
 from snake.board import parse_request
+from snake.records.replay import read_replay
 
 LAST_LINE = re.compile(r"^arena: (\d+) wins, (\d+) draws, (\d+) losses for (\S+)$")
 
@@ -37,9 +37,15 @@ def write_record(path, board, moves, winner="B", draw=False, health=None, game_i
     diagram's; returns the last state."""
     import random as random_module
 
-    from snake.records.replay import (Replay, SnakeLook, game_object, request_body, result_line,
-                                      write_replay)
     from snake.diagram import from_ascii
+    from snake.records.replay import (
+        Replay,
+        SnakeLook,
+        game_object,
+        request_body,
+        result_line,
+        write_replay,
+    )
     from snake.rules import play_turn
     state = (from_ascii(board, **drawn) if health is None
              else from_ascii(board, health=health, **drawn)).state
@@ -778,8 +784,8 @@ def test_gzipped_records_are_read_like_plain_ones(capsys, tmp_path):
     import gzip
     import shutil
 
-    from snake.records.render import main as render
     from snake.arena.tally import main as tally
+    from snake.records.render import main as render
     code, _, _ = run(capsys, "floodfill", "random", "-g", "1", "--size", "7", "--parallel", "1",
                      "--seed", "2", "-o", str(tmp_path / "run"))
     assert code == 0
@@ -998,10 +1004,10 @@ def test_the_postmortem_tells_food_let_go_from_food_beaten_to(capsys, tmp_path):
        control's partition gives it to B): beaten to it.
     3. A eats on its move from turn 10, then walks through hazards (15 health a move) till
        its health runs out there."""
-    from snake.records.ending import how_it_ended
     from snake.arena.postmortem import main as postmortem
-    from snake.records.replay import read_replay
     from snake.board import Settings
+    from snake.records.ending import how_it_ended
+    from snake.records.replay import read_replay
     no_spawn = Settings(food_spawn_chance=0, minimum_food=0)
     down = {"A": "down", "B": "up"}
     write_record(tmp_path / "game-00001.jsonl", """

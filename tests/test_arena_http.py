@@ -14,8 +14,8 @@ import pytest
 
 from snake.arena.__main__ import main
 from snake.arena.players import HttpSeat
-from snake.records.replay import read_replay
 from snake.board import parse_request
+from snake.records.replay import read_replay
 from snake.strategies import get_strategy
 
 LAST_LINE = re.compile(r"^arena: (\d+) wins, (\d+) draws, (\d+) losses for (\S+)$")

@@ -6,11 +6,11 @@ import json
 import pytest
 
 from snake.arena.__main__ import main as arena
-from snake.arena.positions import load_positions, main as positions
-from snake.records.replay import read_replay
+from snake.arena.positions import load_positions
+from snake.arena.positions import main as positions
 from snake.board import state_to_request
 from snake.diagram import from_ascii
-
+from snake.records.replay import read_replay
 from tests.test_arena import write_record
 
 #: C, in the corner, dies on the first move whatever it does; A and B play on.

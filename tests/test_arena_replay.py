@@ -5,11 +5,20 @@ import random
 
 import pytest
 
-from snake.records.render import frames_of, main as render_main, render_html
-from snake.records.replay import (
-    Replay, ReplayError, SnakeLook, dumps_replay, game_object, read_replay, request_body,
-    result_line, write_replay)
 from snake.diagram import from_ascii
+from snake.records.render import frames_of, render_html
+from snake.records.render import main as render_main
+from snake.records.replay import (
+    Replay,
+    ReplayError,
+    SnakeLook,
+    dumps_replay,
+    game_object,
+    read_replay,
+    request_body,
+    result_line,
+    write_replay,
+)
 from snake.rules import play_turn
 
 

@@ -1,5 +1,5 @@
-"""Compiled board control (snake.evaluation.compiled.control) against its reference, the board-control
-evaluator of snake.evaluation.control.
+"""Compiled board control (snake.evaluation.compiled.control) against its reference, the
+board-control evaluator of snake.evaluation.control.
 
 The differential test plays the games of tests/games.py (every ruleset, 7x7 / 11x11 /
 19x19, the hazard maps) with the reference rules, encodes every position (and every other
@@ -19,13 +19,20 @@ import numpy as np
 import pytest
 
 from snake import core, rules
-from snake.rules import start
 from snake.board import Board, Game, GameState, Snake
-from snake.evaluation.compiled.control import (CONTESTED, LIMIT, board_control as compiled_control, control_value,
-                                control_values, ownership, workspace)
 from snake.diagram import from_ascii
-from snake.evaluation.control import board_control, control_values as reference_values
-
+from snake.evaluation.compiled.control import (
+    CONTESTED,
+    LIMIT,
+    control_value,
+    control_values,
+    ownership,
+    workspace,
+)
+from snake.evaluation.compiled.control import board_control as compiled_control
+from snake.evaluation.control import board_control
+from snake.evaluation.control import control_values as reference_values
+from snake.rules import start
 from tests import games
 
 
@@ -222,7 +229,8 @@ def test_a_wrapped_row_and_an_eliminated_snake_that_blocks_nothing():
 
 @pytest.mark.parametrize("drawing,ruleset", [
     ("A B", "wrapped"), ("A . B .", "wrapped"), ("A\n.\nB", "wrapped_constrictor"),
-    ("A B\na b\n. .", "wrapped"), ("A . .\n. . .\n. . B", "wrapped"), ("A . .\n. . .\n. . B", "standard"),
+    ("A B\na b\n. .", "wrapped"), ("A . .\n. . .\n. . B", "wrapped"),
+    ("A . .\n. . .\n. . B", "standard"),
     ("a A\nb B", "constrictor"), ("A", "standard"), ("A", "wrapped"),
 ])
 def test_tiny_boards_equal_the_reference(drawing, ruleset):
@@ -233,8 +241,8 @@ def test_styles_weigh_the_terms_and_the_default_is_the_reference():
     """A style only reweighs board control's terms: the default is the reference's value
     (the tests above), a grower values length more, a space-taker squares more, a hunter
     values cramped shorter opponents."""
-    from snake.evaluation.compiled.control import STYLES, control_value
     from snake.diagram import from_ascii
+    from snake.evaluation.compiled.control import STYLES, control_value
     request = from_ascii("""
         . . . . . . .
         . A a a a . .
@@ -273,13 +281,14 @@ def test_a_hungry_snake_owning_no_food_counts_the_distance_to_any():
     penalty of ``hunger * min(1, (margin - (health - d)) / margin)`` once its health is
     within the margin of ``d``, the distance from its head to the nearest food: a snake
     that has fallen behind still heads for food before its health runs out."""
-    from snake.evaluation.compiled.control import HUNGER_MARGIN, STYLES, control_value
     from snake.diagram import from_ascii
+    from snake.evaluation.compiled.control import HUNGER_MARGIN, STYLES, control_value
     hunger = STYLES["hungry"][-1]
     assert STYLES["hungry"][:-1] == STYLES["grower"][:-1] and hunger > 0
     d = 11
     for health, penalty in ((d + HUNGER_MARGIN + 5, 0.0), (d + HUNGER_MARGIN, 0.0),
-                            (d + 22, hunger * 3 / HUNGER_MARGIN), (d + 19, hunger * 6 / HUNGER_MARGIN)):
+                            (d + 22, hunger * 3 / HUNGER_MARGIN),
+                            (d + 19, hunger * 6 / HUNGER_MARGIN)):
         packed = core.encode(from_ascii(SHUT_IN, health={"A": health, "B": 90}).state)
         grower = control_value(packed.g, packed.s, 0, workspace(packed.g, "grower"))
         hungry = control_value(packed.g, packed.s, 0, workspace(packed.g, "hungry"))
@@ -294,8 +303,8 @@ def test_a_hungry_value_keeps_apart_what_the_clamp_merges():
     """Far behind, the grower's value is clamped to -0.999 whatever the health; the hungry
     style squashes it smoothly instead, so more health is still better, and a living snake
     is still above one that is not alive (-0.999)."""
-    from snake.evaluation.compiled.control import LIMIT, control_value
     from snake.diagram import from_ascii
+    from snake.evaluation.compiled.control import LIMIT, control_value
     values = {}
     for health in (10, 5, 2):
         packed = core.encode(from_ascii(SHUT_IN, health={"A": health, "B": 90}).state)
@@ -308,8 +317,8 @@ def test_the_hunter_likes_a_shorter_snake_cramped():
     """B (5 long, its tail stacked) is shut in a corner smaller than itself by A (6 long):
     the hunter values that more than the default does, beyond what its larger length weight
     adds."""
-    from snake.evaluation.compiled.control import control_value
     from snake.diagram import from_ascii
+    from snake.evaluation.compiled.control import control_value
     request = from_ascii("""
         B b a . . . .
         . b a . . . .

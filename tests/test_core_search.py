@@ -12,13 +12,12 @@ import pytest
 
 from snake import core, rules
 from snake.core.occupancy import candidate_moves, cheap_move
-from snake.search.compiled.tree import terminal_value
 from snake.core.state import EncodeError
 from snake.diagram import from_ascii
 from snake.rules import MOVES
 from snake.search import plan as search_plan
+from snake.search.compiled.tree import terminal_value
 from snake.search.strategy import SearchStrategy
-
 from tests.games import positions
 
 
@@ -210,9 +209,9 @@ def test_on_a_huge_board_with_many_snakes_the_clock_is_read_every_node():
     import time
 
     from snake.board import Board, Game, GameState, Ruleset, Snake
+    from snake.core.state import G_CAPACITY
     from snake.search.compiled.threads import run
     from snake.search.compiled.tree import MAX_PLY
-    from snake.core.state import G_CAPACITY
     rng = random.Random(3)
     snakes = []
     for i in range(40):
@@ -426,8 +425,8 @@ def test_with_the_network_the_compiled_search_finds_the_python_nnue_search_value
     along the path): at equal depth the compiled search's root value is the Python search's
     with the NNUE evaluator (which brings each node's accumulator up to date from the
     state). Board control half and half is checked against the two values it blends."""
-    from snake.board import MoveRequest
     from nnue.network import Network
+    from snake.board import MoveRequest
     network = Network.random(5, hidden=(64, 32), quantise=True)
     compared = 0
     for k, state in enumerate(positions(seed=12, count=3000)):
@@ -602,6 +601,7 @@ def test_a_torn_table_entry_is_a_miss_not_a_wrong_value():
     two writes must not use them. Scrambling every stored value (keys and info kept) makes
     every entry such a torn one: the search then finds what it finds on an empty table."""
     import time
+
     from snake.search.compiled.table import new_table
     state = from_ascii(OPEN_DUEL).state
     cells = int(core.encode(state).g[core.state.G_CELLS])

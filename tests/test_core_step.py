@@ -22,7 +22,6 @@ from snake.board import GameState, Snake
 from snake.core.state import G_BODY, G_CAPACITY, G_LENGTH, EncodeError
 from snake.diagram import from_ascii
 from snake.perft import check, read
-
 from tests.games import choose_moves, new_game
 
 PERFT = Path(__file__).parent / "data" / "perft.jsonl"

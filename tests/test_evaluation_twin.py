@@ -21,14 +21,22 @@ from pathlib import Path
 import numpy as np
 
 from snake import core
-from snake.evaluation.compiled.control import control_values, control_value, measure, workspace
-from snake.evaluation.control import (HUNGER_MARGIN, MEASUREMENTS, N_MEASUREMENTS, SOFT, STYLES,
-                                      BoardControlEvaluator, control_value as reference_value,
-                                      measure as reference_measure, nearest_food, partition)
+from snake.evaluation.compiled.control import control_value, control_values, measure, workspace
+from snake.evaluation.control import (
+    HUNGER_MARGIN,
+    MEASUREMENTS,
+    N_MEASUREMENTS,
+    SOFT,
+    STYLES,
+    BoardControlEvaluator,
+    nearest_food,
+    partition,
+)
+from snake.evaluation.control import control_value as reference_value
+from snake.evaluation.control import measure as reference_measure
 from snake.evaluation.value_head import ValueHead, head_value, load_head
 from snake.rules import is_game_over, play_turn
 from snake.rules.start import new_game
-
 from tests import games
 
 ROOT = Path(__file__).resolve().parents[1]

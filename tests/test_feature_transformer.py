@@ -16,7 +16,6 @@ from nnue.features import active_features
 from nnue.network import Network
 from snake import core
 from snake.rules import candidate_moves, obstacles_after_move
-
 from tests.games import positions
 
 

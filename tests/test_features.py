@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 
 from nnue.features import (
-    BLOCK_OFFSET, BLOCKS, BOARD_OFFSET, N_FEATURES, RULESETS, active_features,
+    BLOCK_OFFSET,
+    BLOCKS,
+    BOARD_OFFSET,
+    N_FEATURES,
+    RULESETS,
+    active_features,
 )
 from snake.board import Snake
 from snake.diagram import from_ascii

@@ -21,12 +21,25 @@ import pytest
 
 from app import create_app
 from snake.board import parse_request, state_to_request
-from snake.observability.gamelog import (GameInfo, GameLog, connect, connect_readonly, end_record,
-                           turn_record)
-from snake.observability.gamelog import store
-from snake.observability.gamelog.reader import (RECORD_PAGE, find_game, game_turns, recent_games,
-                                  record_lines, replay_of, summary)
 from snake.decision import Decision
+from snake.observability.gamelog import (
+    GameInfo,
+    GameLog,
+    connect,
+    connect_readonly,
+    end_record,
+    store,
+    turn_record,
+)
+from snake.observability.gamelog.reader import (
+    RECORD_PAGE,
+    find_game,
+    game_turns,
+    recent_games,
+    record_lines,
+    replay_of,
+    summary,
+)
 from snake.records.ending import how_it_ended
 from snake.rules import is_game_over, outcome, play_turn
 from snake.rules.start import new_game
@@ -232,8 +245,8 @@ def test_a_new_game_under_old_ids_is_logged_apart(db):
 def test_importing_a_record_of_a_game_in_the_log_leaves_the_log_as_it_is(db, tmp_path, capsys):
     """The service's own record of a game holds its reasons and times: importing the arena's
     record of the same game (its ids) leaves it, and says so."""
-    from snake.records.replay import Replay, write_replay
     from snake.observability.gamelog.__main__ import main as gamelog
+    from snake.records.replay import Replay, write_replay
     log = GameLog(db)
     client = create_app(network=None, strategy="floodfill", game_log=log).test_client()
     bodies, end = game_bodies(seed=4, game_id="kept")
@@ -854,8 +867,8 @@ def test_training_positions_from_the_game_log(db, tmp_path):
 def test_from_the_log_solo_games_and_the_move_that_ended_us(db, tmp_path):
     """A solo game from the log: every move, the last one into the wall included (the
     /end body shows our head off the board), with datagen's solo target min(T / 100, 1)."""
-    from training.from_game_log import game_positions, write_from_game_log
     from snake.diagram import from_ascii
+    from training.from_game_log import game_positions, write_from_game_log
     t0 = state_to_request(from_ascii("""
         . . . . . . .
         . . . . . . .
@@ -898,8 +911,8 @@ def test_from_the_log_the_move_that_ended_us_only_from_the_turn_we_fell_on(rules
     solo, or in standard played as solo (one snake), every move's target is the solo one,
     T = 3. With turns 1 and 2 missing from the log, the head at /end is still one step from
     turn 0's, but the body shows it is not turn 0's move: no position is made of it."""
-    from training.from_game_log import game_positions
     from snake.diagram import from_ascii
+    from training.from_game_log import game_positions
     state = from_ascii("""
         . . . . . . .
         . . . . . . .
@@ -925,8 +938,8 @@ def test_from_the_log_a_result_we_could_not_see_is_no_target():
     """We (A) fell on turn 1→2; B and C, alive on our last turn, were gone at the /end of
     turn 5 with no one left. Whether each fell on the final turn (a draw) or before (a
     loss) is not in our log, so their positions are left out; ours is a loss."""
-    from training.from_game_log import game_positions
     from snake.diagram import from_ascii
+    from training.from_game_log import game_positions
     t0 = state_to_request(from_ascii("""
         . . . . . . .
         . . . . . . .

@@ -16,8 +16,7 @@ import pytest
 
 from nnue.network import Network
 from snake.board import parse_request, state_to_request
-from snake.rules import MOVES
-from snake.rules import is_game_over, play_turn
+from snake.rules import MOVES, is_game_over, play_turn
 from snake.rules.start import new_game
 from snake.strategies import get_strategy
 from tests.test_app import answers_in

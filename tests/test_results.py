@@ -6,8 +6,14 @@ from __future__ import annotations
 import random
 
 from snake.diagram import from_ascii
-from snake.records.replay import (Replay, game_object, read_replay, request_body, result_line,
-                                  write_replay)
+from snake.records.replay import (
+    Replay,
+    game_object,
+    read_replay,
+    request_body,
+    result_line,
+    write_replay,
+)
 from snake.rules import outcome, play_turn
 
 #: Three snakes; B and C at the left wall, A in the middle.

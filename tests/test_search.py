@@ -11,16 +11,14 @@ import numpy as np
 import pytest
 
 from snake.board import MoveRequest, Settings
-from snake.rules import MOVES
 from snake.diagram import from_ascii
-from snake.rules import play_turn
-from snake.search.strategy import VARIANTS, make_search_strategy
-from snake.search.clock import Budget, SearchTimeout, think_time_ms
 from snake.evaluation.control import board_control
 from snake.evaluation.network import NnueEvaluator
-from snake.search.plan import PROVEN, plan_snakes
-from snake.search.strategy import SearchStrategy
+from snake.rules import MOVES, play_turn
 from snake.rules.start import new_game
+from snake.search.clock import Budget, SearchTimeout, think_time_ms
+from snake.search.plan import PROVEN, plan_snakes
+from snake.search.strategy import VARIANTS, SearchStrategy, make_search_strategy
 
 #: The searches: the Python alpha-beta and the compiled alpha-beta (snake.core).
 ALGORITHMS = ("alphabeta", "compiled")

@@ -156,8 +156,8 @@ def test_games_stopped_at_the_cap_are_draws_for_the_snakes_still_in(tmp_path):
 def test_capped_targets_by_who_is_still_in():
     """At the cap a snake still in draws and one already out has lost; in squad a snake out
     whose squadmate lives is still in; solo scores the moves made."""
-    from training.targets import capped_targets
     from snake.diagram import from_ascii
+    from training.targets import capped_targets
 
     drawing = """
         . . . . . . .

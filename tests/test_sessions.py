@@ -11,10 +11,9 @@ from nnue.features import active_features
 from nnue.network import Network
 from nnue.pool import AccumulatorPool
 from snake.board import MoveRequest, parse_request, state_to_request
-from snake.rules import is_game_over, play_turn
-from snake.rules import outcome_at_end
-from snake.serving.sessions import SessionManager
+from snake.rules import is_game_over, outcome_at_end, play_turn
 from snake.rules.start import new_game
+from snake.serving.sessions import SessionManager
 from snake.strategies import get_strategy
 
 

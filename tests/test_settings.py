@@ -11,8 +11,15 @@ from pathlib import Path
 import pytest
 
 from snake import settings as settings_module
-from snake.settings import (INTERNAL, TEST_SWITCHES, VARIABLES, Settings, SettingsError,
-                            markdown, read)
+from snake.settings import (
+    INTERNAL,
+    TEST_SWITCHES,
+    VARIABLES,
+    Settings,
+    SettingsError,
+    markdown,
+    read,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 BEGIN, END = "<!-- settings: begin -->", "<!-- settings: end -->"

@@ -8,8 +8,8 @@ import pytest
 
 from snake.board import GameState
 from snake.diagram import from_ascii
-from snake.rules.maps import MAPS, food_spawn_squares, get_map, spiral_square
 from snake.rules import is_game_over, play_turn
+from snake.rules.maps import MAPS, food_spawn_squares, get_map, spiral_square
 from snake.rules.start import SetupError, make_ruleset, new_game
 
 

@@ -6,9 +6,9 @@ import pytest
 from nnue.accumulator import Accumulator
 from nnue.features import active_features
 from nnue.network import Network
-from snake.rules import MOVES
-from snake.diagram import from_ascii
 from snake.decision import Decision
+from snake.diagram import from_ascii
+from snake.rules import MOVES
 from snake.strategies import STRATEGIES, get_strategy, register_strategy
 
 OPEN = """

@@ -10,8 +10,8 @@ import pytest
 pytest.importorskip("torch")
 
 from nnue.network import Network  # noqa: E402
-from training import loop  # noqa: E402
 from snake.arena.stats import Score  # noqa: E402
+from training import loop  # noqa: E402
 
 TINY = ["--games", "6", "--nodes", "60", "--chunk", "3", "--hidden", "8", "4", "--epochs", "1",
         "--gate-games", "4", "--gate-piece", "2", "--gate-timeout", "20", "--gate-size", "7",

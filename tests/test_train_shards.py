@@ -5,10 +5,16 @@ import json
 import numpy as np
 import pytest
 
-from training.datagen import generate, parse_args
 from nnue.features import block_name, block_of
-from training.shards import (PositionBuilder, Positions, ShardError, load_shard, load_split,
-                               save_shard)
+from training.datagen import generate, parse_args
+from training.shards import (
+    PositionBuilder,
+    Positions,
+    ShardError,
+    load_shard,
+    load_split,
+    save_shard,
+)
 
 
 def sample() -> Positions:

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from training.tune import MIN_SPREAD, MIN_TUNED_SPREAD, POINTS, gains, linear_head, main, signs
 from snake.arena.__main__ import main as arena_main
 from snake.evaluation.compiled.control import MEASUREMENTS, N_MEASUREMENTS
 from snake.evaluation.value_head import load_head
+from training.tune import MIN_SPREAD, MIN_TUNED_SPREAD, POINTS, gains, linear_head, main, signs
 
 
 def test_a_linear_head_adds_its_weighed_measurements_to_the_style_logit():

@@ -10,22 +10,19 @@ records it plays itself.
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from snake import core
 from snake.arena.__main__ import main as arena_main
-from snake.evaluation.compiled.control import MEASUREMENTS, N_MEASUREMENTS, control_value, workspace
 from snake.board import MoveRequest
-from snake.evaluation.value_head import HeadError, ValueHead, load_head, measurements
 from snake.diagram import from_ascii
+from snake.evaluation.compiled.control import MEASUREMENTS, N_MEASUREMENTS, control_value, workspace
 from snake.evaluation.control import board_control, measure
+from snake.evaluation.value_head import HeadError, ValueHead, load_head, measurements
 from snake.search.strategy import make_search_strategy, split_options
-
 from tests import games
 
 
@@ -77,8 +74,8 @@ def test_a_duel_drawn_in_ascii_measured_by_hand():
 def test_what_lies_around_a_head_in_ascii():
     # A and B are length 3, C length 2. A's up is B's body and right its own neck: it has
     # two moves, and left lies next to B's head (a draw at best). C's head is two moves from
-    # A's (and from B's), B's head two moves too. A's tail is A's in the partition; B's is contested (A and
-    # B reach it on the same move).
+    # A's (and from B's), B's head two moves too. A's tail is A's in the partition; B's is
+    # contested (A and B reach it on the same move).
     request = from_ascii("""
         . . . . . .
         . . B b b .
@@ -109,7 +106,8 @@ def test_the_compiled_head_is_the_numpy_head_and_a_residual_head_of_zeros_is_the
             if snake.eliminated_cause:
                 continue
             for h, work in zip((head, residual), works):
-                worst = max(worst, abs(control_value(packed.g, packed.s, i, work) - h.value(measured[i])))
+                got = control_value(packed.g, packed.s, i, work)
+                worst = max(worst, abs(got - h.value(measured[i])))
             worst_zero = max(worst_zero, abs(control_value(packed.g, packed.s, i, works[2])
                                              - control_value(packed.g, packed.s, i, plain)))
             compared += 1
@@ -215,14 +213,15 @@ def test_a_search_uses_its_head_only_where_it_was_trained(tmp_path):
     with pytest.raises(ValueError, match="compiled engine"):
         make_search_strategy("search-py", overrides={"value_head": str(tmp_path / "head.npz")})
     # a head the search would never use is refused, not ignored
-    ValueHead(hungry.w1, hungry.b1, hungry.w2, hungry.b2, "grower", (2,)).save(tmp_path / "never.npz")
+    never = ValueHead(hungry.w1, hungry.b1, hungry.w2, hungry.b2, "grower", (2,))
+    never.save(tmp_path / "never.npz")
     with pytest.raises(ValueError, match="never|style"):
         make_search_strategy("search", overrides={"value_head": str(tmp_path / "never.npz")})
 
 
 def test_results_of_a_record_and_the_split_by_game():
-    from training.fit_head import record_results, split_games
     from snake.records.replay import Replay, result_line
+    from training.fit_head import record_results, split_games
 
     def replay(boards, winner="", draw=False):
         turns = [{"turn": turn, "board": {"snakes": [{"id": s} for s in board]}}
@@ -301,7 +300,8 @@ def test_training_a_head_on_arena_records(tmp_path, capsys, monkeypatch):
     assert train_main(["--records", str(records), "--out", str(without), "--hidden", "4",
                        "--epochs", "2", "--holdout", "0.25", "-q", "--every", "3",
                        "--label-nodes", "200", "--lambda", "0.5", "--residual",
-                       "--without", "value", "own", "most", "--cache", str(tmp_path / "cache")]) == 0
+                       "--without", "value", "own", "most",
+                       "--cache", str(tmp_path / "cache")]) == 0
     kept = load_head(without)
     columns = [MEASUREMENTS.index(n) for n in ("value", "own", "most")]
     assert kept.meta["without"] == ["value", "own", "most"]

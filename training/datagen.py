@@ -56,14 +56,12 @@ from pathlib import Path
 
 import numpy as np
 
-from snake.board import GameState
-from snake.rules import MOVES
-from snake.seed import random_move
-from snake import rules
-from snake.rules import start
 from nnue.features import BOARD_SIDES, N_BLOCKS, RULESETS, active_features, block_of
+from snake import rules
+from snake.board import GameState
 from snake.progress import Progress
-
+from snake.rules import MOVES, start
+from snake.seed import random_move
 from training.shards import BLOCK_NAMES, SPLITS, PositionBuilder, write_chunk
 from training.targets import capped_targets, game_targets
 

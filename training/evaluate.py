@@ -21,7 +21,6 @@ import numpy as np
 
 from nnue.features import N_BLOCKS, block_name
 from nnue.network import DEFAULT_WEIGHTS, Network
-
 from training.metrics import bce, network_predict, played
 from training.shards import Positions, load_split, shard_paths, shard_targets
 

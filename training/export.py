@@ -40,7 +40,6 @@ import torch
 
 from nnue.accumulator import Accumulator
 from nnue.network import Network
-
 from training.fit import load_model, predict_all
 from training.metrics import bce, network_predict, played
 from training.shards import SPLITS, load_meta, load_split

@@ -46,10 +46,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from snake.progress import Progress
 from training.metrics import bce
 from training.model import NnueModel, all_moves_loss, make_optimisers, played_move_loss
 from training.plot import plot_curves
-from snake.progress import Progress
 from training.shards import Positions, load_split
 
 

@@ -49,16 +49,15 @@ from typing import Sequence
 
 import numpy as np
 
-from snake.records.replay import ReplayError, read_replay, records_in
 from snake.board import MoveRequest, parse_request
 from snake.core import EncodeError, encode
-from snake.search.compiled.tree import PROVEN
 from snake.evaluation.compiled.control import MEASUREMENTS, N_MEASUREMENTS, STYLES
 from snake.evaluation.value_head import ValueHead, board_of, measurements
-from snake.rules import apply_rules, candidate_moves, is_game_over
 from snake.progress import Progress
+from snake.records.replay import ReplayError, read_replay, records_in
+from snake.rules import apply_rules, candidate_moves, is_game_over
+from snake.search.compiled.tree import PROVEN
 from snake.search.strategy import make_search_strategy
-
 from training.metrics import bce
 from training.targets import OUTCOME_TARGET
 

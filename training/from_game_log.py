@@ -39,7 +39,6 @@ from snake.board import Snake, parse_request
 from snake.observability.gamelog.reader import training_games
 from snake.observability.gamelog.store import connect_readonly
 from snake.rules import MOVES, last_move, next_square, outcome_at_end, plays_solo
-
 from training.shards import BLOCK_NAMES, SPLITS, PositionBuilder, save_shard
 from training.targets import OUTCOME_TARGET, solo_target
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from nnue.network import Network
-
 from training.shards import Positions
 
 

@@ -68,12 +68,10 @@ import numpy as np
 
 from nnue.features import N_BLOCKS
 from snake.board import GameState, MoveRequest
-from snake.rules import MOVES
 from snake.progress import Progress
-from snake.seed import random_move
-
+from snake.rules import MOVES
 from snake.search.compiled.tree import PROVEN
-
+from snake.seed import random_move
 from training.datagen import DEFAULT_HOLDOUT, DataGame, RecordedGame, chunk_done, record_game
 from training.shards import BLOCK_NAMES, SPLITS, PositionBuilder, write_chunk
 

@@ -20,17 +20,17 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Sequence
 
-from snake.board import RULESETS, Settings
-from snake.progress import Progress
-from snake.rules.start import check_ruleset_on_map
 from snake.arena.match import GameResult, play_game
 from snake.arena.players import PlayerError, PlayerSpec, fetch_metadata, parse_players
 from snake.arena.positions import load_positions
-from snake.records.replay import GAMES_LOG
-from snake.settings import read as read_setting
 from snake.arena.report import Totals, format_report, game_entry
 from snake.arena.schedule import GameSpec, plan_games
 from snake.arena.stats import sprt_bounds, sprt_llr, sprt_verdict
+from snake.board import RULESETS, Settings
+from snake.progress import Progress
+from snake.records.replay import GAMES_LOG
+from snake.rules.start import check_ruleset_on_map
+from snake.settings import read as read_setting
 
 SIZES = {"small": 7, "medium": 11, "large": 19}
 NO_NETWORK = ("random", "floodfill")

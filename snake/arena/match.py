@@ -26,12 +26,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from snake.board import Game, GameState, Settings, parse_request
 from snake.arena import scoring
 from snake.arena.players import Answer, BuiltinSeat, HttpSeat, PlayerSpec
-from snake.records.replay import (Replay, SnakeLook, game_object, request_body, result_line,
-                                  write_replay)
 from snake.arena.schedule import GameSpec
+from snake.board import Game, GameState, Settings, parse_request
+from snake.records.replay import (
+    Replay,
+    SnakeLook,
+    game_object,
+    request_body,
+    result_line,
+    write_replay,
+)
 
 
 @dataclass(slots=True)

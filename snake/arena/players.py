@@ -28,8 +28,8 @@ import socket
 import threading
 import time
 import urllib.parse
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Sequence
 
 from snake.board import MoveRequest

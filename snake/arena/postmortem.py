@@ -51,16 +51,26 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from snake.arena.tally import record_files
 from snake.board import parse_request, state_to_request
-from snake.rules import OUT_OF_HEALTH, apply_rules
 from snake.decision import SearchResult
+from snake.records.ending import (
+    CutOff,
+    Death,
+    Hunger,
+    cut_off,
+    cut_off_text,
+    food_it_had,
+    how_it_died,
+    how_text,
+    hunger_text,
+    recorded_moves,
+    seen_lost_from,
+)
+from snake.records.replay import Replay, ReplayError, read_replay
+from snake.rules import OUT_OF_HEALTH, apply_rules
 from snake.search.plan import PROVEN
 from snake.search.strategy import VARIANTS, make_search_strategy, split_options
-from snake.records.replay import Replay, ReplayError, read_replay
-from snake.records.ending import (CutOff, Death, Hunger, cut_off, cut_off_text, food_it_had,
-                                  how_it_died, how_text, hunger_text, recorded_moves,
-                                  seen_lost_from)
-from snake.arena.tally import record_files
 
 #: The longest ``game.timeout`` a request may carry (ms): the re-searches stop on nodes.
 LONGEST_TIMEOUT = 60_000

@@ -10,9 +10,9 @@ from typing import Any, Sequence
 
 from snake.arena.match import GameResult, Timing
 from snake.arena.players import PlayerSpec
-from snake.records.replay import GAMES_LOG
 from snake.arena.scoring import DRAW, LOSS, WIN
 from snake.arena.stats import Score, percentile
+from snake.records.replay import GAMES_LOG
 
 
 def game_entry(result: GameResult, players: Sequence[PlayerSpec]) -> dict:

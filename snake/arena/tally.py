@@ -49,10 +49,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from snake.records.ending import how_it_died
-from snake.records.replay import Replay, ReplayError, open_text, read_replay
 from snake.arena.report import read_game_entries
 from snake.arena.stats import Score, t95
+from snake.records.ending import how_it_died
+from snake.records.replay import Replay, ReplayError, open_text, read_replay
 
 #: Turns at which lengths are compared.
 LENGTH_TURNS = (50, 100, 200, 300)

@@ -19,11 +19,29 @@ from typing import Mapping
 import numpy as np
 
 from snake.board import Point
+from snake.core.state import (
+    G_CAPACITY,
+    G_FOOD,
+    G_FOOD_AT,
+    G_FOOD_CAPACITY,
+    G_HAZARD_AT,
+    G_HAZARD_CAPACITY,
+    G_HAZARDS,
+    G_HEIGHT,
+    G_N,
+    G_PW,
+    G_WIDTH,
+    S_N_FOOD,
+    S_N_HAZARDS,
+    S_TURN,
+    EncodeError,
+    Packed,
+    decode,
+    encode,
+)
+from snake.core.step import OVERFLOW
+from snake.core.step import apply_rules as _apply_rules
 from snake.rules import MOVES
-from snake.core.state import (G_FOOD, G_FOOD_AT, G_FOOD_CAPACITY, G_HAZARD_AT, G_HAZARD_CAPACITY,
-                    G_HAZARDS, G_CAPACITY, G_HEIGHT, G_N, G_PW, G_WIDTH, S_N_FOOD, S_N_HAZARDS,
-                    S_TURN, EncodeError, Packed, decode, encode)
-from snake.core.step import OVERFLOW, apply_rules as _apply_rules
 
 __all__ = ["EncodeError", "Packed", "apply_rules", "decode", "encode", "end_turn", "move_numbers"]
 

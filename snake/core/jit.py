@@ -4,11 +4,12 @@
 **Why a cache folder of our own.** numba checks a cached function against its own source
 file only (numba 0.68): a function that calls one defined in another file, or reads
 another file's constants, is loaded from the cache unchanged after that other file has
-changed. So an edit of board control (``evaluation/compiled/control.py``) left the search (``search/compiled/tree.py``) evaluating with the
-old code, silently, until its own file changed too; a checkout updated in place would
-serve the old search the same way. Here the cache lives in a folder named by a digest of
-every project file compiled code is built from (:data:`SOURCES`): a change in any of them
-compiles everything afresh, in a new folder.
+changed. So an edit of board control (``evaluation/compiled/control.py``) left the search
+(``search/compiled/tree.py``) evaluating with the old code, silently, until its own file
+changed too; a checkout updated in place would serve the old search the same way. Here
+the cache lives in a folder named by a digest of every project file compiled code is built
+from (:data:`SOURCES`): a change in any of them compiles everything afresh, in a new
+folder.
 
 The folder is ``nuppeppou-<digest>`` under ``NUMBA_CACHE_DIR`` when that is set, else
 under the first writable of ``snake/core/__pycache__``, the user's cache folder

@@ -14,9 +14,27 @@ from __future__ import annotations
 from numba import njit
 
 from snake.core.jit import JIT
-from snake.core.state import (ALIVE, G_ALLOW_BODY, G_CAUSE, G_CONSTRICTOR, G_DAMAGE, G_FOOD_AT,
-                    G_HAZARD_AT, G_HEALTH, G_HEIGHT, G_LENGTH, G_N, G_OCC, G_PIPELINE, G_PW,
-                    G_SQUAD, G_WIDTH, G_WRAPS, S_N_HAZARDS, SQUAD)
+from snake.core.state import (
+    ALIVE,
+    G_ALLOW_BODY,
+    G_CAUSE,
+    G_CONSTRICTOR,
+    G_DAMAGE,
+    G_FOOD_AT,
+    G_HAZARD_AT,
+    G_HEALTH,
+    G_HEIGHT,
+    G_LENGTH,
+    G_N,
+    G_OCC,
+    G_PIPELINE,
+    G_PW,
+    G_SQUAD,
+    G_WIDTH,
+    G_WRAPS,
+    S_N_HAZARDS,
+    SQUAD,
+)
 from snake.core.step import default_move, next_cell, segment
 
 

@@ -23,13 +23,53 @@ import numpy as np
 from numba import njit
 
 from snake.core.jit import JIT
-from snake.core.state import (ALIVE, BODY, G_ALLOW_BODY, G_BODY, G_BY, G_CAPACITY, G_CAUSE, G_CELLS,
-                    G_DAMAGE, G_FOOD, G_FOOD_AT, G_HAZARD_AT, G_HAZARDS, G_HEALTH, G_HEIGHT,
-                    G_HP, G_LENGTH, G_MASK, G_N, G_OCC, G_ON_TURN, G_PIPELINE, G_PW,
-                    G_SHARED_ELIMINATION, G_SHARED_HEALTH, G_SHARED_LENGTH, G_SHRINK_EVERY,
-                    G_SQUAD, G_WIDTH, G_WRAPS, HAZARD as HAZARD_CAUSE, HEAD as HEAD_CAUSE,
-                    CONSTRICTOR, ROYALE, S_N_FOOD, S_N_HAZARDS, S_TURN, SELF, SOLO, SQUAD,
-                    SQUAD_OUT, STARVED, WALL, WRAPPED, WRAPPED_CONSTRICTOR)
+from snake.core.state import (
+    ALIVE,
+    BODY,
+    CONSTRICTOR,
+    G_ALLOW_BODY,
+    G_BODY,
+    G_BY,
+    G_CAPACITY,
+    G_CAUSE,
+    G_CELLS,
+    G_DAMAGE,
+    G_FOOD,
+    G_FOOD_AT,
+    G_HAZARD_AT,
+    G_HAZARDS,
+    G_HEALTH,
+    G_HEIGHT,
+    G_HP,
+    G_LENGTH,
+    G_MASK,
+    G_N,
+    G_OCC,
+    G_ON_TURN,
+    G_PIPELINE,
+    G_PW,
+    G_SHARED_ELIMINATION,
+    G_SHARED_HEALTH,
+    G_SHARED_LENGTH,
+    G_SHRINK_EVERY,
+    G_SQUAD,
+    G_WIDTH,
+    G_WRAPS,
+    ROYALE,
+    S_N_FOOD,
+    S_N_HAZARDS,
+    S_TURN,
+    SELF,
+    SOLO,
+    SQUAD,
+    SQUAD_OUT,
+    STARVED,
+    WALL,
+    WRAPPED,
+    WRAPPED_CONSTRICTOR,
+)
+from snake.core.state import HAZARD as HAZARD_CAUSE
+from snake.core.state import HEAD as HEAD_CAUSE
 
 MAX_HEALTH = 100
 

@@ -52,8 +52,15 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from snake.board import GameState, Point, Snake
-from snake.rules import (MOVES, distance, fatal_reason, neighbour_table, next_square,
-                         obstacles_after_move, turns_until_vacated)
+from snake.rules import (
+    MOVES,
+    distance,
+    fatal_reason,
+    neighbour_table,
+    next_square,
+    obstacles_after_move,
+    turns_until_vacated,
+)
 
 #: Values are clamped into [-LIMIT, LIMIT]: only exact results reach the ends; a snake that
 #: is not alive gets ``-LIMIT``.

@@ -176,7 +176,10 @@ def load_head(path: str | Path) -> ValueHead:
                              tuple(int(k) for k in np.atleast_1d(data["began"]))
                              if "began" in data.files else ())
     except HeadError as exc:
-        raise HeadError(f"{path}: {exc}" if not str(exc).startswith(str(path)) else str(exc)) from None
+        message = str(exc)
+        if not message.startswith(str(path)):
+            message = f"{path}: {message}"
+        raise HeadError(message) from None
     except (OSError, KeyError, ValueError, IndexError, TypeError, AttributeError) as exc:
         raise HeadError(f"{path}: not a value head file ({exc})") from None
 

@@ -16,7 +16,8 @@ from flask import Blueprint, Response, jsonify, redirect, request
 from snake import __version__
 from snake.observability import metrics
 from snake.observability.dashboard import game_view, games_view
-from snake.observability.dashboard.access import COOKIE, check as check_access
+from snake.observability.dashboard.access import COOKIE
+from snake.observability.dashboard.access import check as check_access
 from snake.observability.gamelog import GameLog
 from snake.observability.gamelog.reader import GameFilter
 

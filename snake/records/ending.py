@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from snake.board import parse_request
-from snake.floodfill import room
-from snake.rules import HAZARD, MAX_HEALTH, MOVES, OUT_OF_HEALTH, apply_rules, next_square
 from snake.evaluation.control import board_control
+from snake.floodfill import room
 from snake.records.replay import Replay
+from snake.rules import HAZARD, MAX_HEALTH, MOVES, OUT_OF_HEALTH, apply_rules, next_square
 
 
 @dataclass(frozen=True, slots=True)

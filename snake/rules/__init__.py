@@ -12,16 +12,58 @@ are :mod:`snake.rules.maps`. Nothing outside this package moves a snake, decides
 feeds one.
 """
 
-from snake.rules.geometry import (DELTAS, MOVES, distance, last_move, neighbour_table, next_square,
-                       step)
-from snake.rules.occupancy import (BODY, NECK, NEVER, WALL, HazardCopies, candidate_moves,
-                        dies_of_health, fatal_reason, obstacles_after_move, passes_through,
-                        removed_before_collisions, segments_after_move, turns_until_vacated)
-from snake.rules.results import (END_AFTER_FINAL, final_turn_at_end, finished_at_end, outcome,
-                                 outcome_at_end, place, recorded_outcome, recorded_results)
-from snake.rules.stages import (BODY_COLLISION, GAME_OVER, HAZARD, HEAD_COLLISION, MAX_HEALTH,
-                     OUT_OF_HEALTH, SELF_COLLISION, SQUAD_ELIMINATED, STAGES, WALL_COLLISION,
-                     Turn, apply_rules, default_move, is_game_over, play_turn, plays_solo)
+from snake.rules.geometry import (
+                       DELTAS,
+                       MOVES,
+                       distance,
+                       last_move,
+                       neighbour_table,
+                       next_square,
+                       step,
+)
+from snake.rules.occupancy import (
+                       BODY,
+                       NECK,
+                       NEVER,
+                       WALL,
+                       HazardCopies,
+                       candidate_moves,
+                       dies_of_health,
+                       fatal_reason,
+                       obstacles_after_move,
+                       passes_through,
+                       removed_before_collisions,
+                       segments_after_move,
+                       turns_until_vacated,
+)
+from snake.rules.results import (
+                       END_AFTER_FINAL,
+                       final_turn_at_end,
+                       finished_at_end,
+                       outcome,
+                       outcome_at_end,
+                       place,
+                       recorded_outcome,
+                       recorded_results,
+)
+from snake.rules.stages import (
+                       BODY_COLLISION,
+                       GAME_OVER,
+                       HAZARD,
+                       HEAD_COLLISION,
+                       MAX_HEALTH,
+                       OUT_OF_HEALTH,
+                       SELF_COLLISION,
+                       SQUAD_ELIMINATED,
+                       STAGES,
+                       WALL_COLLISION,
+                       Turn,
+                       apply_rules,
+                       default_move,
+                       is_game_over,
+                       play_turn,
+                       plays_solo,
+)
 
 __all__ = [
     "DELTAS", "MOVES", "distance", "last_move", "neighbour_table", "next_square", "step",

@@ -69,8 +69,8 @@ from collections import Counter
 from typing import Callable, Mapping
 
 from snake.board import Board, GameState, Point, Ruleset, Snake
-from snake.rules.maps import get_map, is_royale_shrink_turn, royale_shrink
 from snake.rules.geometry import DELTAS, last_move
+from snake.rules.maps import get_map, is_royale_shrink_turn, royale_shrink
 
 # Elimination causes, as the engine spells them.
 WALL_COLLISION = "wall-collision"

@@ -43,9 +43,9 @@ import time
 from typing import Any
 
 from snake.board import GameState
-from snake.search.clock import Budget, SearchTimeout
 from snake.decision import SearchResult
 from snake.rules import apply_rules, candidate_moves, obstacles_after_move
+from snake.search.clock import Budget, SearchTimeout
 from snake.search.plan import PROVEN, SnakePlan, cheap_move, living, terminal_value
 
 INF = float("inf")
@@ -163,7 +163,8 @@ class AlphaBeta:
             _to_front(moves, self.pv[ply][0])
         return moves
 
-    def _joint_moves(self, state: GameState, snakes: dict, ply: int, occupied) -> list[tuple[str, ...]]:
+    def _joint_moves(self, state: GameState, snakes: dict, ply: int,
+                     occupied) -> list[tuple[str, ...]]:
         per_snake = []
         history = self.history
         for sid in self.plan.opponents:

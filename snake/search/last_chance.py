@@ -33,8 +33,14 @@ from dataclasses import dataclass
 
 from snake.board import GameState, Snake
 from snake.moves import filter_moves
-from snake.rules import (MOVES, apply_rules, candidate_moves, distance, obstacles_after_move,
-                     passes_through)
+from snake.rules import (
+    MOVES,
+    apply_rules,
+    candidate_moves,
+    distance,
+    obstacles_after_move,
+    passes_through,
+)
 from snake.search.plan import WIN, cheap_move
 
 #: The score of a search whose every move loses on this turn (a loss at ply 1).

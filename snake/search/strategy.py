@@ -22,21 +22,22 @@ from pathlib import Path
 from typing import Any
 
 from snake.board import MoveRequest
-from snake.decision import Decision
-from snake.seed import SeedStrategy
-from snake.search.alphabeta import MAX_DEPTH, AlphaBeta
-from snake.search.clock import DEFAULT_MARGIN_MS, Budget, think_time_ms
+from snake.core import EncodeError
+from snake.decision import Decision, SearchResult
+from snake.evaluation.compiled.control import STYLES
 from snake.evaluation.control import BoardControlEvaluator
 from snake.evaluation.network import NnueEvaluator
-from snake.decision import SearchResult
+from snake.evaluation.value_head import ValueHead, board_of, load_head
+from snake.search.alphabeta import MAX_DEPTH, AlphaBeta
+from snake.search.clock import DEFAULT_MARGIN_MS, Budget, think_time_ms
 from snake.search.compiled.alphabeta import DEFAULT_TABLE_MB, CompiledAlphaBeta, warm_up
 from snake.search.last_chance import LOST_THIS_TURN, last_chance
 from snake.search.plan import plan_snakes
-from snake.core import EncodeError
-from snake.evaluation.compiled.control import STYLES
-from snake.evaluation.value_head import ValueHead, board_of, load_head
+from snake.seed import SeedStrategy
+
 # (the engines and evaluators are named with the settings that choose among them)
-from snake.settings import ENGINES, EVALUATORS, Settings, read as read_setting
+from snake.settings import ENGINES, EVALUATORS, Settings
+from snake.settings import read as read_setting
 
 #: How the searched opponents answer your move: ``joint`` (every combination of their
 #: moves: paranoid) or ``best`` (best-reply search: one opponent at a time plays each of its

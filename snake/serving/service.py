@@ -16,7 +16,8 @@ from typing import Any, Callable, Mapping
 
 from snake.board import MoveRequest
 from snake.decision import NO_SAFE_MOVE, Decision, Strategy
-from snake.observability.gamelog import GameLog, from_settings as game_log_from_settings
+from snake.observability.gamelog import GameLog
+from snake.observability.gamelog import from_settings as game_log_from_settings
 from snake.seed import fallback_decision
 from snake.serving.sessions import SessionManager
 from snake.settings import Settings

@@ -51,15 +51,38 @@ from numba.core.extending import intrinsic
 
 from snake.core.jit import JIT
 from snake.core.occupancy import blocked, on_board
-from snake.core.state import (ALIVE, G_BODY, G_CAPACITY, G_CAUSE, G_CELLS, G_CONSTRICTOR, G_FOOD,
-                    G_HAZARDS, G_HEALTH, G_HEIGHT, G_HP, G_LENGTH, G_MASK, G_N, G_PW, G_WIDTH,
-                    G_WRAPS, S_N_FOOD, S_N_HAZARDS)
+from snake.core.state import (
+    ALIVE,
+    G_BODY,
+    G_CAPACITY,
+    G_CAUSE,
+    G_CELLS,
+    G_CONSTRICTOR,
+    G_FOOD,
+    G_HAZARDS,
+    G_HEALTH,
+    G_HEIGHT,
+    G_HP,
+    G_LENGTH,
+    G_MASK,
+    G_N,
+    G_PW,
+    G_WIDTH,
+    G_WRAPS,
+    S_N_FOOD,
+    S_N_HAZARDS,
+)
 from snake.core.step import next_cell, segment
+
 # The definition's data, owned by the reference: the styles' weights, the margins, the
 # measurements' names (re-exported here for the compiled search's callers).
-from snake.evaluation.control import (HUNGER_MARGIN, LIMIT, MEASUREMENTS, N_MEASUREMENTS, SOFT,
-                                      STYLES, food_health, hunger)
-
+from snake.evaluation.control import (
+    HUNGER_MARGIN,
+    LIMIT,
+    N_MEASUREMENTS,
+    SOFT,
+    STYLES,
+)
 
 #: :func:`ownership` of a contested square.
 CONTESTED = -2
@@ -611,7 +634,8 @@ def control_values(g, s, out, work):
         out[i] = _value(g, s, i, work) if s[g[G_CAUSE] + i] == ALIVE else -LIMIT
 
 
-def board_control(g: np.ndarray, s: np.ndarray, work: np.ndarray) -> list[tuple[float, int | None] | None]:
+def board_control(g: np.ndarray, s: np.ndarray,
+                  work: np.ndarray) -> list[tuple[float, int | None] | None]:
     """Per snake (board order), as the reference's ``board_control``: (squares it controls,
     moves to the nearest food it controls or ``None``), ``None`` for a snake not alive."""
     partition(g, s, work)

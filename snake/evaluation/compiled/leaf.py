@@ -20,7 +20,8 @@ from collections import namedtuple
 
 from numba import njit
 
-from nnue.feature_transformer import apply_changes, refresh as refresh_accumulator
+from nnue.feature_transformer import apply_changes
+from nnue.feature_transformer import refresh as refresh_accumulator
 from snake.core.jit import JIT
 from snake.core.state import Packed
 from snake.core.step import OVERFLOW, apply_rules

@@ -1,5 +1,6 @@
 """The network's value of a leaf, compiled: the NNUE (:mod:`nnue`) read from the accumulator
-the compiled search keeps along its path (its twin: :class:`snake.evaluation.network.NnueEvaluator`).
+the compiled search keeps along its path (its twin:
+:class:`snake.evaluation.network.NnueEvaluator`).
 
 A search with the network keeps, per ply, the accumulator of ``you``'s view, moved on from
 the parent's by the step's change report (:func:`nnue.feature_transformer.apply_changes`),
@@ -22,6 +23,7 @@ from snake.core.jit import JIT
 from snake.core.occupancy import candidate_moves
 from snake.core.state import G_WIDTH, Packed
 from snake.evaluation.compiled.control import LIMIT
+
 
 @njit(**JIT)
 def network_value(g, s, you, net, acc, hidden, out, moves):
@@ -57,8 +59,8 @@ _NO_NETWORK = (np.zeros((1, 1), np.int8), np.zeros(1, np.int32), np.ones(1, np.f
 def network_stack(packed: Packed, you: int, network, weight: float,
                   plies: int) -> tuple[tuple, NetworkStack]:
     """The network's arrays and a :class:`NetworkStack` for a search of ``packed`` from
-    ``you``'s view with the network's value at ``weight`` in the leaves, ``plies`` deep; weight 0 (no
-    network, or none for this ruleset and board) gives empty ones."""
+    ``you``'s view with the network's value at ``weight`` in the leaves, ``plies`` deep;
+    weight 0 (no network, or none for this ruleset and board) gives empty ones."""
     offset = block_offset(packed) if network is not None and weight > 0 else None
     if offset is None or not network.quantised:
         empty = NetworkStack(0.0, 0, np.zeros((1, 1), np.int32), np.zeros((1, 1), np.int16),

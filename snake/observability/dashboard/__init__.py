@@ -15,15 +15,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from snake.records.ending import how_it_ended, seen_lost_from
-from snake.records.replay import Replay, ReplayError
-from snake.observability.gamelog.reader import (GameFilter, GameRow, RecordTooLarge, Summary,
-                              TurnRow, count_games, find_game, game_turns, has_record,
-                              recent_games, record_lines, replay_of, rulesets, summary)
-from snake.search.plan import PROVEN
+from snake.observability.dashboard.pages import game_page, games_page
+from snake.observability.gamelog.reader import (
+    GameFilter,
+    GameRow,
+    RecordTooLarge,
+    Summary,
+    TurnRow,
+    count_games,
+    find_game,
+    game_turns,
+    has_record,
+    recent_games,
+    record_lines,
+    replay_of,
+    rulesets,
+    summary,
+)
 from snake.observability.gamelog.records import RESULTS
 from snake.observability.gamelog.store import connect_readonly
-from snake.observability.dashboard.pages import game_page, games_page
+from snake.records.ending import how_it_ended, seen_lost_from
+from snake.records.replay import Replay, ReplayError
+from snake.search.plan import PROVEN
 
 PER_PAGE = 50
 #: The most bytes of stored bodies (decompressed) of a game whose board a page draws: an

@@ -24,10 +24,10 @@ import time
 from typing import Any, Sequence
 from urllib.parse import quote
 
+from snake.observability.dashboard.charts import histogram, series, shares
+from snake.observability.gamelog.reader import GameFilter, GameRow, Summary, TurnRow
 from snake.records.render import render_html
 from snake.records.replay import Replay
-from snake.observability.gamelog.reader import GameFilter, GameRow, Summary, TurnRow
-from snake.observability.dashboard.charts import histogram, series, shares
 
 STYLE = ("""<style>
  .dash{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#222}

@@ -2,8 +2,13 @@
 explaining a loss and for training (see :mod:`.store` for the file, :mod:`.records` for
 what a turn keeps, :mod:`.reader` for the queries)."""
 
-from snake.observability.gamelog.records import (EndRecord, GameInfo, TurnRecord, end_record,
-                                                turn_record)
+from snake.observability.gamelog.records import (
+                                                EndRecord,
+                                                GameInfo,
+                                                TurnRecord,
+                                                end_record,
+                                                turn_record,
+)
 from snake.observability.gamelog.store import GameLog, connect, connect_readonly, from_settings
 
 __all__ = ["EndRecord", "GameInfo", "GameLog", "TurnRecord", "connect", "connect_readonly",

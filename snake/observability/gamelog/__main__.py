@@ -23,13 +23,13 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from snake.records.replay import ReplayError, read_replay, records_in
 from snake.board import RequestError, parse_request
 from snake.decision import Decision
-from snake.rules import END_AFTER_FINAL, finished_at_end, last_move, next_square
 from snake.observability.gamelog.reader import count_games, summary
 from snake.observability.gamelog.records import end_record, turn_record
 from snake.observability.gamelog.store import connect, connect_readonly, write_end, write_turn
+from snake.records.replay import ReplayError, read_replay, records_in
+from snake.rules import END_AFTER_FINAL, finished_at_end, last_move, next_square
 
 
 class AlreadyLogged(ValueError):

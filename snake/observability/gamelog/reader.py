@@ -12,10 +12,10 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from snake.records.replay import Replay, ReplayError, parse_replay, result_line
 from snake.board import RequestError, parse_request
-from snake.rules import final_turn_at_end
 from snake.observability.gamelog.store import decompress
+from snake.records.replay import Replay, ReplayError, parse_replay, result_line
+from snake.rules import final_turn_at_end
 
 #: Bodies :func:`record_lines` reads per query (a body is at most the request size limit).
 RECORD_PAGE = 8

@@ -23,10 +23,10 @@ from typing import Any
 from snake.board import GameState
 from snake.core import encode
 from snake.core.state import G_CELLS, G_N
+from snake.decision import SearchResult
 from snake.rules import MOVES
 from snake.rules.start import new_game
 from snake.search.clock import Budget
-from snake.decision import SearchResult
 from snake.search.compiled.table import new_table, thread_table
 from snake.search.compiled.threads import CoreResult, run
 from snake.search.compiled.tree import MAX_PLY

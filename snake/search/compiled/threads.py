@@ -16,8 +16,17 @@ import numpy as np
 from snake.core.state import G_CELLS, G_N, Packed
 from snake.evaluation.compiled.leaf import leaf_evaluator
 from snake.search.compiled.table import Table, new_table
-from snake.search.compiled.tree import (INF, MAX_OPPONENTS, MAX_PLY, STOP_DEADLINE, STOP_HALTED,
-                                        STOP_MAX_DEPTH, STOP_PROVEN, STOP_REASONS, search)
+from snake.search.compiled.tree import (
+    INF,
+    MAX_OPPONENTS,
+    MAX_PLY,
+    STOP_DEADLINE,
+    STOP_HALTED,
+    STOP_MAX_DEPTH,
+    STOP_PROVEN,
+    STOP_REASONS,
+    search,
+)
 
 
 @dataclass(slots=True)

@@ -11,9 +11,8 @@ from __future__ import annotations
 import ctypes
 import time
 
-import numba
-
 import llvmlite.binding as llvm
+import numba
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils

@@ -41,7 +41,17 @@ from numba import njit
 
 from snake.core.jit import JIT
 from snake.core.occupancy import candidate_moves, cheap_move
-from snake.core.state import ALIVE, G_CAUSE, G_CELLS, G_N, G_ON_TURN, G_PIPELINE, G_SIZE, G_SQUAD, SQUAD
+from snake.core.state import (
+    ALIVE,
+    G_CAUSE,
+    G_CELLS,
+    G_N,
+    G_ON_TURN,
+    G_PIPELINE,
+    G_SIZE,
+    G_SQUAD,
+    SQUAD,
+)
 from snake.core.step import apply_rules, is_game_over, plays_solo, segment
 from snake.evaluation.compiled.leaf import evaluate, play_turn, start
 from snake.search.compiled.table import EXACT, LOWER, UPPER, entry_check, position_key
@@ -65,12 +75,14 @@ CHEAP_NODE_WORK = 8 * 13 * 13 * 2
 NULL_WINDOW = 1e-7
 MAX_OPPONENTS = 3
 # rows of the per-ply scratch (``scratch[ply, row, :4]``)
-R_MINE, R_CHEAP, R_OPPONENTS, R_KEYS, R_COUNTS, R_JOINT = 0, 1, 2, 2 + MAX_OPPONENTS, 3 + MAX_OPPONENTS, 4 + MAX_OPPONENTS
+R_MINE, R_CHEAP, R_OPPONENTS = 0, 1, 2
+R_KEYS, R_COUNTS, R_JOINT = 2 + MAX_OPPONENTS, 3 + MAX_OPPONENTS, 4 + MAX_OPPONENTS
 SCRATCH_ROWS = 5 + MAX_OPPONENTS
 
 # control words (int64 array ``ctl``)
 C_NODES, C_MAX_NODES, C_ABORT, C_STOP_REASON, C_CHECK_MASK = 0, 1, 2, 3, 4
-STOP_NONE, STOP_DEADLINE, STOP_NODES, STOP_PROVEN, STOP_MAX_DEPTH, STOP_SINGLE, STOP_HALTED = range(7)
+(STOP_NONE, STOP_DEADLINE, STOP_NODES, STOP_PROVEN, STOP_MAX_DEPTH, STOP_SINGLE,
+ STOP_HALTED) = range(7)
 STOP_REASONS = ("", "deadline", "nodes", "proven", "max depth", "single move", "halted")
 
 
@@ -335,7 +347,8 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, h
     value = 0.0
     while True:
         if mode == ENTER:
-            value = _enter(g, stack, ply, you, opponents, cheap, only_move if ply == root_ply else -1,
+            value = _enter(g, stack, ply, you, opponents, cheap,
+                           only_move if ply == root_ply else -1,
                            moves, scratch, frame, bounds, keys_at, salt, table_keys, table_values,
                            table_info, zobrist, zobrist_health, zobrist_food, killers_me,
                            killers_them, history, pv_length, leaf, best_reply)
@@ -505,8 +518,8 @@ def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
     ``parity`` -1 searches every depth; 0 or 1 only the even or odd ones (a helper thread
     of :func:`run`, a depth ahead of the main thread half the time). ``leaf`` values the
     horizon's positions (:func:`snake.evaluation.compiled.leaf.leaf_evaluator`; its scratch
-    is this search's own). Writes ``result``
-    (best move, score, depth, nodes, stop reason, iterations recorded, principal variation length), ``root_scores`` (per move, of the last
+    is this search's own). Writes ``result`` (best move, score, depth, nodes, stop reason,
+    iterations recorded, principal variation length), ``root_scores`` (per move, of the last
     completed iteration; -INF for moves not searched), ``iterations`` (rows: depth, move,
     score, nodes, ms) and ``pv_out`` (rows: your move, the opponents' joint code).
 
@@ -577,7 +590,8 @@ def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
                 frame[0, F_DEPTH] = depth
                 bounds[0, B_ALPHA] = window
                 bounds[0, B_BETA] = window + NULL_WINDOW if null_window else INF
-                value = _tree(g, stack, 0, you, opponents, cheap, order[a], ctl, deadline, halt, moves,
+                value = _tree(g, stack, 0, you, opponents, cheap, order[a], ctl, deadline, halt,
+                              moves,
                               scratch, frame, bounds, keys_at, salt, table_keys, table_values,
                               table_info, zobrist, zobrist_health, zobrist_food, killers_me,
                               killers_them, history, pv_my, pv_joint, pv_length, line_my,
