@@ -20,8 +20,7 @@ from typing import Any, TextIO
 from snake.board import GameState, MoveRequest, RequestError, parse_request
 from snake.decision import Decision, SearchResult
 from snake.diagram import to_ascii
-from snake.evaluation.compiled.control import HUNGER_MARGIN, food_health, hunger
-from snake.evaluation.control import board_control
+from snake.evaluation.control import HUNGER_MARGIN, board_control, food_health, hunger
 from snake.rules import MOVES, apply_rules, distance, next_square
 from snake.settings import Settings, SettingsError
 from snake.strategies import get_strategy

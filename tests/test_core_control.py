@@ -242,7 +242,8 @@ def test_styles_weigh_the_terms_and_the_default_is_the_reference():
     (the tests above), a grower values length more, a space-taker squares more, a hunter
     values cramped shorter opponents."""
     from snake.diagram import from_ascii
-    from snake.evaluation.compiled.control import STYLES, control_value
+    from snake.evaluation.compiled.control import control_value
+    from snake.evaluation.control import STYLES
     request = from_ascii("""
         . . . . . . .
         . A a a a . .
@@ -282,7 +283,8 @@ def test_a_hungry_snake_owning_no_food_counts_the_distance_to_any():
     within the margin of ``d``, the distance from its head to the nearest food: a snake
     that has fallen behind still heads for food before its health runs out."""
     from snake.diagram import from_ascii
-    from snake.evaluation.compiled.control import HUNGER_MARGIN, STYLES, control_value
+    from snake.evaluation.compiled.control import control_value
+    from snake.evaluation.control import HUNGER_MARGIN, STYLES
     hunger = STYLES["hungry"][-1]
     assert STYLES["hungry"][:-1] == STYLES["grower"][:-1] and hunger > 0
     d = 11

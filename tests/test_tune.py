@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from snake.arena.__main__ import main as arena_main
-from snake.evaluation.compiled.control import MEASUREMENTS, N_MEASUREMENTS
+from snake.evaluation.control import MEASUREMENTS, N_MEASUREMENTS
 from snake.evaluation.value_head import load_head
 from training.tune import MIN_SPREAD, MIN_TUNED_SPREAD, POINTS, gains, linear_head, main, signs
 

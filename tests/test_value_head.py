@@ -19,8 +19,8 @@ from snake import core
 from snake.arena.__main__ import main as arena_main
 from snake.board import MoveRequest
 from snake.diagram import from_ascii
-from snake.evaluation.compiled.control import MEASUREMENTS, N_MEASUREMENTS, control_value, workspace
-from snake.evaluation.control import board_control, measure
+from snake.evaluation.compiled.control import control_value, workspace
+from snake.evaluation.control import MEASUREMENTS, N_MEASUREMENTS, board_control, measure
 from snake.evaluation.value_head import HeadError, ValueHead, load_head, measurements
 from snake.search.strategy import make_search_strategy, split_options
 from tests import games

@@ -51,7 +51,7 @@ import numpy as np
 
 from snake.board import MoveRequest, parse_request
 from snake.core import EncodeError, encode
-from snake.evaluation.compiled.control import MEASUREMENTS, N_MEASUREMENTS, STYLES
+from snake.evaluation.control import MEASUREMENTS, N_MEASUREMENTS, STYLES
 from snake.evaluation.value_head import ValueHead, board_of, measurements
 from snake.progress import Progress
 from snake.records.replay import ReplayError, read_replay, records_in

@@ -66,7 +66,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from snake.evaluation.compiled.control import MEASUREMENTS, N_MEASUREMENTS, STYLES
+from snake.evaluation.control import MEASUREMENTS, N_MEASUREMENTS, STYLES
 from snake.evaluation.value_head import ValueHead, board_of
 from snake.progress import Progress
 

@@ -24,8 +24,7 @@ from typing import Any
 from snake.board import MoveRequest
 from snake.core import EncodeError
 from snake.decision import Decision, SearchResult
-from snake.evaluation.compiled.control import STYLES
-from snake.evaluation.control import BoardControlEvaluator
+from snake.evaluation.control import STYLES, BoardControlEvaluator
 from snake.evaluation.network import NnueEvaluator
 from snake.evaluation.value_head import ValueHead, board_of, load_head
 from snake.search.alphabeta import MAX_DEPTH, AlphaBeta
