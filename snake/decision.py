@@ -32,7 +32,7 @@ class SearchResult:
     iteration (depth, best move, score, nodes so far, ms so far). ``opponents`` / ``cheap``:
     the snakes searched and those played cheaply; ``replies``: how the searched ones answer
     (``joint``: every combination; ``best``: one at a time). ``style``: board control's
-    weights (:data:`snake.evaluation.compiled.control.STYLES`; the Python search has only the
+    weights (:data:`snake.evaluation.control.STYLES`; the Python search has only the
     default's). ``note``: why the configured evaluator
     could not be used, or that the last chance changed the move. ``engine``: which
     implementation ran. ``threads``: how many threads searched (``nodes`` counts them all),

@@ -10,7 +10,7 @@ goes with winning in games played well, and that has not yet made a better searc
 towards whatever wins games.
 
 **The head** is linear and residual: ``z = w . (x - m)``, ``x`` the snake's
-:data:`~snake.evaluation.compiled.control.MEASUREMENTS` and ``m`` their means over the records' duel
+:data:`~snake.evaluation.control.MEASUREMENTS` and ``m`` their means over the records' duel
 positions (0 without ``--records``), added to the logit of the style's value (so ``w = 0``
 is the style itself; :mod:`snake.evaluation.value_head`). Centred, a weight changes how positions
 compare rather than shifting every leaf's logit alike (uncentred, about two thirds of a

@@ -55,7 +55,7 @@ class SnakePlan:
 
     def style(self, style: str, multi_style: str | None) -> str:
         """Board control's weights for this position
-        (:data:`snake.evaluation.compiled.control.STYLES`): ``multi_style``, when given, while three
+        (:data:`snake.evaluation.control.STYLES`): ``multi_style``, when given, while three
         snakes or more are alive, else ``style``; so a four-snake game that comes down to a duel is
         played out as a duel."""
         alive = 1 + len(self.opponents) + len(self.cheap)

@@ -125,7 +125,7 @@ class SearchStrategy:
     ``last_chance``: when the search proves that every move can be killed this turn, play
     the move that survives the most replies (:mod:`snake.search.last_chance`).
     ``replies``: ``joint`` or ``best`` (:data:`REPLIES`). ``style``: board control's
-    weights (compiled engine; :data:`snake.evaluation.compiled.control.STYLES`); ``multi_style``:
+    weights (compiled engine; :data:`snake.evaluation.control.STYLES`); ``multi_style``:
     the weights while three snakes or more are alive (``None``: ``style`` throughout).
     ``value_head``: a learned value head or its file (:mod:`snake.evaluation.value_head`,
     compiled engine) that values the leaves from board control's measurements in the

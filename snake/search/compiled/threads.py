@@ -59,7 +59,7 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
     (``time.perf_counter`` seconds); see :func:`search`. With a (quantised) ``network`` and
     ``network_weight`` > 0 the leaves are valued ``(1 - w) * board control + w * network``,
     the network's accumulator kept along the path from the step's change reports.
-    ``style`` weighs board control's terms (:data:`snake.evaluation.compiled.control.STYLES`);
+    ``style`` weighs board control's terms (:data:`snake.evaluation.control.STYLES`);
     ``exact_root`` gives every root move an exact score (:func:`search`); ``best_reply``
     searches best replies instead of joint ones (:func:`_joint_move`: one opponent at a
     time answers your move, the others play their cheap move; the caller asks for it only
