@@ -207,5 +207,5 @@ def test_the_compiled_twin_has_every_stage_of_the_reference_by_name():
                if not (hasattr(twin, name) or hasattr(twin, "_" + name))
                or not hasattr(reference, name)]
     assert not missing and hasattr(value_head, "head_value") and hasattr(twin, "_head_value")
-    for name in ("STYLES", "HUNGER_MARGIN", "SOFT", "LIMIT", "MEASUREMENTS"):
+    for name in ("STYLES", "HUNGER_MARGIN", "SOFT", "LIMIT", "N_MEASUREMENTS"):
         assert getattr(twin, name) is getattr(reference, name), name

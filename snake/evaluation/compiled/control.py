@@ -75,7 +75,7 @@ from snake.core.state import (
 from snake.core.step import next_cell, segment
 
 # The definition's data, owned by the reference: the styles' weights, the margins, the
-# measurements' names (re-exported here for the compiled search's callers).
+# number of measurements.
 from snake.evaluation.control import (
     HUNGER_MARGIN,
     LIMIT,
