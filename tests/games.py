@@ -76,3 +76,29 @@ def positions(seed: int, count: int, max_turns: int = 600) -> Iterator[GameState
             if count <= 0:
                 return
             state = rules.play_turn(state, choose_moves(state, rng, style), rng)
+
+
+# ---------------------------------------------------------------------------------------
+# Drawn positions the record tests share (tests/test_arena.py, tests/test_results.py)
+
+#: Three snakes; B and C at the left wall, A in the middle.
+THREE = """
+    . . . . . . .
+    B b b . . . .
+    . . . . . . .
+    . . . . A a a
+    . . . . . . .
+    C c c . . . .
+    . . . . . . .
+"""
+
+#: Three snakes at the top row: B and A can only go up twice and then hit the wall.
+AT_THE_TOP = """
+    . . . . . . .
+    B b b . A a a
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    C c c . . . .
+    . . . . . . .
+"""

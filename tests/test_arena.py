@@ -10,6 +10,7 @@ from snake.arena.__main__ import main
 from snake.arena.schedule import base_seats, plan_games
 from snake.board import parse_request
 from snake.records.replay import read_replay
+from tests.games import AT_THE_TOP, THREE
 
 LAST_LINE = re.compile(r"^arena: (\d+) wins, (\d+) draws, (\d+) losses for (\S+)$")
 
@@ -859,28 +860,8 @@ def test_a_player_may_bring_its_own_network(capsys, tmp_path):
     assert code == 2 and "missing.npz" in err
 
 
-#: Three snakes; B and C at the left wall, A in the middle.
-THREE = """
-    . . . . . . .
-    B b b . . . .
-    . . . . . . .
-    . . . . A a a
-    . . . . . . .
-    C c c . . . .
-    . . . . . . .
-"""
 
 
-#: Three snakes at the top row: B and A can only go up twice and then hit the wall.
-AT_THE_TOP = """
-    . . . . . . .
-    B b b . A a a
-    . . . . . . .
-    . . . . . . .
-    . . . . . . .
-    C c c . . . .
-    . . . . . . .
-"""
 
 
 @pytest.mark.parametrize("board, moves, place", [

@@ -15,28 +15,7 @@ from snake.records.replay import (
     write_replay,
 )
 from snake.rules import outcome, play_turn
-
-#: Three snakes; B and C at the left wall, A in the middle.
-THREE = """
-    . . . . . . .
-    B b b . . . .
-    . . . . . . .
-    . . . . A a a
-    . . . . . . .
-    C c c . . . .
-    . . . . . . .
-"""
-
-#: Three snakes; B and A at the top row go up into the wall on the second turn.
-AT_THE_TOP = """
-    . . . . . . .
-    B b b . A a a
-    . . . . . . .
-    . . . . . . .
-    . . . . . . .
-    C c c . . . .
-    . . . . . . .
-"""
+from tests.games import AT_THE_TOP, THREE
 
 
 def recorded(tmp_path, board, moves, verdict=None, skip=(), **drawn):
