@@ -13,7 +13,10 @@ are new positions). Scenarios: 11x11 with 2 and 4 snakes, 19x19 with 8.
   position (what the Python search's leaf does);
 - ``compiled``: :func:`snake.evaluation.compiled.control.control_value` for the first snake,
   called from a compiled loop over the positions with one workspace (what the compiled search's
-  leaf does), and its ratio to the Python version (CPU time, the same run).
+  leaf does), and its ratio to the Python version (CPU time, the same run);
+- ``partition``: the partition alone (most of a leaf's cost), by the way the board takes
+  (two words a set up to 128 squares) and by the general any-size way, which every board
+  took before (issue 56), in nanoseconds per position, and their ratio (the same run).
 
 Rates are the best of 5 runs of ``S / 5`` seconds each, by the wall clock (the headline) and,
 in brackets, by the process's CPU time, which other jobs on a shared machine disturb less.
@@ -33,7 +36,12 @@ from numba import njit
 from snake import core, rules
 from snake.board import GameState
 from snake.core.jit import JIT
-from snake.evaluation.compiled.control import control_value, workspace
+from snake.evaluation.compiled.control import (
+    control_value,
+    partition,
+    partition_any_size,
+    workspace,
+)
 from snake.evaluation.control import control_values
 from snake.rules.start import new_game
 
@@ -76,6 +84,20 @@ def best_of(run: Callable[[int], int], seconds: float, repeats: int = 5) -> tupl
 
 
 @njit(**JIT)
+def _partition_rounds(g, states, work, rounds, any_size):
+    """The partition of every row of ``states``, ``rounds`` times, the any-size way or the
+    board's; returns the sum of the living counts."""
+    total = 0
+    for _ in range(rounds):
+        for p in range(states.shape[0]):
+            if any_size:
+                total += partition_any_size(g, states[p], work)
+            else:
+                total += partition(g, states[p], work)
+    return total
+
+
+@njit(**JIT)
 def _compiled_rounds(g, states, work, rounds):
     """``control_value`` of snake 0 in every row of ``states``, ``rounds`` times; returns
     the sum of the values (so that nothing is optimised away)."""
@@ -86,9 +108,9 @@ def _compiled_rounds(g, states, work, rounds):
     return total
 
 
-def measure(states: list[GameState],
-            seconds: float) -> tuple[tuple[float, float], tuple[float, float]]:
-    """(python, compiled) rates on ``states``, after checking that both give the same values."""
+def measure(states: list[GameState], seconds: float) -> tuple[tuple[float, float], ...]:
+    """(python, compiled, partition, any-size partition) rates on ``states``, after checking
+    that the compiled values are the reference's."""
     packed = [core.encode(state) for state in states]
     g = packed[0].g
     if any(not np.array_equal(p.g, g) for p in packed):
@@ -109,7 +131,14 @@ def measure(states: list[GameState],
     def compiled(k: int) -> int:
         _compiled_rounds(g, table, work, k)
         return k * len(states)
-    return best_of(python, seconds), best_of(compiled, seconds)
+
+    def partitions(any_size: bool):
+        def run(k: int) -> int:
+            _partition_rounds(g, table, work, k, any_size)
+            return k * len(states)
+        return run
+    return (best_of(python, seconds), best_of(compiled, seconds),
+            best_of(partitions(False), seconds), best_of(partitions(True), seconds))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -124,12 +153,14 @@ def main(argv: list[str] | None = None) -> None:
 
     headline = 0.0
     for side, n in SCENARIOS:
-        (py_wall, py_cpu), (c_wall, c_cpu) = measure(positions(side, n, args.positions),
-                                                     args.seconds)
+        (py_wall, py_cpu), (c_wall, c_cpu), (_, p_cpu), (_, a_cpu) = measure(
+            positions(side, n, args.positions), args.seconds)
         print(f"{side}x{side}, {n} snakes: python {py_wall:,.0f} evaluations/s "
               f"(CPU time {py_cpu:,.0f}), "
-              f"compiled {c_wall:,.0f} evaluations/s (CPU time {c_cpu:,.0f}), "
-              f"{c_cpu / py_cpu:.0f}x python")
+              f"compiled {c_wall:,.0f} evaluations/s (CPU time {c_cpu:,.0f}, "
+              f"{1e9 / c_cpu:,.0f} ns each), {c_cpu / py_cpu:.0f}x python; "
+              f"partition {1e9 / p_cpu:,.0f} ns, the any-size way {1e9 / a_cpu:,.0f} ns "
+              f"({p_cpu / a_cpu:.1f}x as fast)")
         if (side, n) == (11, 4):
             headline = c_wall
     print(f"control: {headline:.0f} evaluations/s on 11x11 with 4 snakes")

@@ -39,7 +39,9 @@ def test_the_control_benchmark_checks_the_compiled_values_on_every_scenario(caps
     boards = [m.group(1) for line in out
               if (m := re.fullmatch(rf"(\d+x\d+, \d snakes): python {RATE} evaluations/s "
                                     rf"\(CPU time {RATE}\), compiled {RATE} evaluations/s "
-                                    rf"\(CPU time {RATE}\), \d+x python", line))]
+                                    rf"\(CPU time {RATE}, {RATE} ns each\), \d+x python; "
+                                    rf"partition {RATE} ns, the any-size way {RATE} ns "
+                                    rf"\(\d+\.\dx as fast\)", line))]
     assert boards == ["11x11, 2 snakes", "11x11, 4 snakes", "19x19, 8 snakes"]
     assert re.fullmatch(r"control: \d+ evaluations/s on 11x11 with 4 snakes", out[-1])
 

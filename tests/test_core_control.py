@@ -11,6 +11,7 @@ definition by hand.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections import Counter
@@ -27,6 +28,8 @@ from snake.evaluation.compiled.control import (
     control_value,
     control_values,
     ownership,
+    partition_any_size,
+    partition_two_words,
     workspace,
 )
 from snake.evaluation.compiled.control import board_control as compiled_control
@@ -92,10 +95,11 @@ def test_compiled_control_equals_the_reference_over_20000_snake_positions():
     assert len(branches) == 4 and min(branches.values()) >= 500, branches
 
 
-def random_small_state(rng: random.Random) -> GameState:
-    """A board of 1..6 x 1..6 squares, any ruleset's geometry, up to four snakes laid as
-    random walks (some stacked, some eliminated), random food and hazards."""
-    width, height = rng.randint(1, 6), rng.randint(1, 6)
+def random_small_state(rng: random.Random, width: int = 0, height: int = 0) -> GameState:
+    """A board of 1..6 x 1..6 squares (or ``width`` x ``height``), any ruleset's geometry,
+    up to four snakes laid as random walks (some stacked, some eliminated), random food and
+    hazards."""
+    width, height = width or rng.randint(1, 6), height or rng.randint(1, 6)
     ruleset = start.make_ruleset(rng.choice(("standard", "wrapped", "constrictor",
                                              "wrapped_constrictor")))
     squares = [(x, y) for x in range(width) for y in range(height)]
@@ -136,6 +140,33 @@ def test_small_boards_of_every_shape_equal_the_reference():
         control_values(packed.g, packed.s, out, work)
         expected = reference_values(state, ids)
         assert out.tolist() == pytest.approx([expected[sid] for sid in ids], abs=1e-12)
+
+
+def test_the_two_word_partition_divides_small_boards_as_the_any_size_one():
+    """Boards of at most 128 squares (rows under 64) take the two-word partition; the
+    any-size one, which the 19x19 games check against the reference, divides them alike
+    (the owner of every square, the contested squares, each snake's squares and food
+    distance): random small boards, rows of 7 to 63 squares, and the test games."""
+    rng = random.Random(11)
+    long_rows = ((w, rng.randint(1, 128 // w)) for w in (rng.randint(7, 63) for _ in range(500)))
+    small = itertools.chain((random_small_state(rng) for _ in range(2000)),
+                            (random_small_state(rng, w, h) for w, h in long_rows))
+    played = (state for state in positions(seed=20261129) if state.board.width <= 11)
+    compared = Counter()
+    for state in itertools.chain(small, itertools.islice(played, 6000)):
+        packed = core.encode(state)
+        g, s = packed.g, packed.s
+        if state.board.width * state.board.height > 128 or state.board.width >= 64:
+            continue
+        two, wide = workspace(g), workspace(g)
+        assert np.array_equal(ownership(g, s, two, partition_two_words),
+                              ownership(g, s, wide, partition_any_size))
+        assert (compiled_control(g, s, two, partition_two_words)
+                == compiled_control(g, s, wide, partition_any_size))
+        compared[state.game.ruleset.name] += 1
+        compared["contested"] += bool((ownership(g, s, two) == CONTESTED).any())
+    assert compared["contested"] > 100 and {"standard", "wrapped", "constrictor", "royale",
+                                             "squad", "solo"} <= set(compared)
 
 
 def state_and_values(drawing: str, ruleset: str = "standard", **kw):

@@ -28,20 +28,18 @@ from snake.core.state import (
     G_N,
     G_OCC,
     G_PIPELINE,
-    G_PW,
     G_SQUAD,
     G_WIDTH,
     G_WRAPS,
     S_N_HAZARDS,
     SQUAD,
 )
-from snake.core.step import default_move, next_cell, segment
+from snake.core.step import cell_x, cell_y, default_move, next_cell, segment
 
 
 @njit(**JIT)
 def on_board(g, cell):
-    pw = g[G_PW]
-    x, y = cell % pw - 1, cell // pw - 1
+    x, y = cell_x(g, cell), cell_y(g, cell)
     return 0 <= x < g[G_WIDTH] and 0 <= y < g[G_HEIGHT]
 
 

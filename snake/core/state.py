@@ -10,7 +10,9 @@ strings from the game it was encoded from), for tests, conformance and explain.
 **Squares** are *padded* indices ``P = (y + 1) * (width + 2) + (x + 1)``: a ring of cells
 around the board takes the head of a snake that left it (the official engine keeps such a
 body frozen where it died), so a neighbour of any board square is an index without a bounds
-check. ``x = P % (width + 2) - 1``, ``y = P // (width + 2) - 1``.
+check. ``x = P % (width + 2) - 1``, ``y = P // (width + 2) - 1``, which ``g`` also holds
+as tables (``g[g[G_X] + P]``, ``g[g[G_Y] + P]``), since a division costs the hot loops more
+than a lookup.
 
 **Snakes** keep the board's order (ties in length go to the snake listed first, and squad
 stages run in board order); :data:`G_YOU` says which one is ``you``. Each body is a ring
@@ -48,7 +50,9 @@ G_FOOD_CAPACITY, G_HAZARD_CAPACITY, G_YOU = 16, 17, 18
 # offsets of the state vector's fields
 G_HEALTH, G_LENGTH, G_HP, G_CAUSE, G_BY, G_ON_TURN, G_SQUAD = 19, 20, 21, 22, 23, 24, 25
 G_BODY, G_FOOD, G_HAZARDS, G_OCC, G_FOOD_AT, G_HAZARD_AT, G_SIZE = 26, 27, 28, 29, 30, 31, 32
-G_FIELDS = 33
+# where the tables of each padded cell's board coordinates lie in ``g`` (after the fields)
+G_X, G_Y = 33, 34
+G_FIELDS = 35
 
 # --- the state vector's header ----------------------------------------------------------
 S_TURN, S_N_FOOD, S_N_HAZARDS = 0, 1, 2
@@ -128,7 +132,12 @@ def encode(state: GameState, you_id: str | None = None, *, horizon: int = 0) -> 
     food_capacity = max(width * height, len(food))
     hazard_capacity = max(width * height, len(hazards))
 
-    g = np.zeros(G_FIELDS, dtype=np.int64)
+    # The fields, then each padded cell's x and y (-1 and ``width``/``height`` on the ring
+    # around the board): a lookup where the compiled code would otherwise divide.
+    g = np.zeros(G_FIELDS + 2 * cells, dtype=np.int64)
+    g[G_X], g[G_Y] = G_FIELDS, G_FIELDS + cells
+    g[G_FIELDS:G_FIELDS + cells] = np.arange(cells) % pw - 1
+    g[G_FIELDS + cells:] = np.arange(cells) // pw - 1
     g[G_WIDTH], g[G_HEIGHT], g[G_PW], g[G_CELLS], g[G_N] = width, height, pw, cells, n
     g[G_CAPACITY], g[G_MASK] = capacity, capacity - 1
     g[G_PIPELINE] = PIPELINE_OF.get(ruleset.name, STANDARD)

@@ -52,9 +52,12 @@ from snake.core.state import (
     G_SHARED_HEALTH,
     G_SHARED_LENGTH,
     G_SHRINK_EVERY,
+    G_SIZE,
     G_SQUAD,
     G_WIDTH,
     G_WRAPS,
+    G_X,
+    G_Y,
     ROYALE,
     S_N_FOOD,
     S_N_HAZARDS,
@@ -91,6 +94,18 @@ def segment(g, s, i, k):
 
 
 @njit(**JIT)
+def cell_x(g, cell):
+    """The board x of a padded cell (-1 or ``width`` on the ring around the board)."""
+    return g[g[G_X] + cell]
+
+
+@njit(**JIT)
+def cell_y(g, cell):
+    """The board y of a padded cell (-1 or ``height`` on the ring around the board)."""
+    return g[g[G_Y] + cell]
+
+
+@njit(**JIT)
 def is_alive(g, s, i):
     return s[g[G_CAUSE] + i] == ALIVE
 
@@ -98,9 +113,8 @@ def is_alive(g, s, i):
 @njit(**JIT)
 def piece_between(g, toward, cell):
     """The body piece on ``cell`` whose segment moves next onto ``toward``."""
-    pw = g[G_PW]
-    dx = toward % pw - cell % pw
-    dy = toward // pw - cell // pw
+    dx = cell_x(g, toward) - cell_x(g, cell)
+    dy = cell_y(g, toward) - cell_y(g, cell)
     if g[G_WRAPS]:
         if dx > 1:
             dx = -1
@@ -127,11 +141,10 @@ def default_move(g, s, i):
     coordinates, also across a wrapped edge), 0 (up) when unknown."""
     if s[g[G_LENGTH] + i] < 2:
         return 0
-    pw = g[G_PW]
     head = segment(g, s, i, 0)
     neck = segment(g, s, i, 1)
-    hx, hy = head % pw - 1, head // pw - 1
-    nx, ny = neck % pw - 1, neck // pw - 1
+    hx, hy = cell_x(g, head), cell_y(g, head)
+    nx, ny = cell_x(g, neck), cell_y(g, neck)
     if hx == nx + 1:
         return 3
     if hx == nx - 1:
@@ -149,6 +162,42 @@ def default_move(g, s, i):
     if ny == 0 and hy > 0:
         return 1
     return 0
+
+
+@njit(inline="always", **JIT)
+def _copy(source, target, start, stop):
+    """``target[start:stop] = source[start:stop]``, as a loop over views from 0: a loop over
+    indices from ``start`` is not vectorised (each index is checked for being negative), and
+    a slice assignment goes through a temporary when the arrays may overlap."""
+    a, b = source[start:stop], target[start:stop]
+    for k in range(a.shape[0]):
+        b[k] = a[k]
+
+
+@njit(**JIT)
+def copy_position(g, source, target):
+    """Copy the position ``source`` into ``target`` (a state vector of the same game) as far
+    as anything reads it: the header and the snakes' numbers, each body's segments (the live
+    part of its ring), the food and hazard lists as long as they are, and the squares'
+    contents. The rest (a ring's other cells, a list's unused end) is left as it was:
+    nothing reads it before writing it. A search copies a position at every node, and a
+    whole state is mostly rings and list room."""
+    body = g[G_BODY]
+    _copy(source, target, 0, body)            # the header and the snakes' numbers
+    capacity, mask = g[G_CAPACITY], g[G_MASK]
+    for i in range(g[G_N]):
+        base = body + i * capacity
+        hp = source[g[G_HP] + i] & mask
+        tail = (hp - source[g[G_LENGTH] + i] + 1) & mask
+        if tail <= hp:
+            _copy(source, target, base + tail, base + hp + 1)
+        else:                                   # the live part wraps around the ring's end
+            _copy(source, target, base, base + hp + 1)
+            _copy(source, target, base + tail, base + capacity)
+    food, hazards = g[G_FOOD], g[G_HAZARDS]
+    _copy(source, target, food, food + source[S_N_FOOD])
+    _copy(source, target, hazards, hazards + source[S_N_HAZARDS])
+    _copy(source, target, g[G_OCC], g[G_SIZE])     # the squares' contents
 
 
 @njit(**JIT)
@@ -252,7 +301,15 @@ def next_cell(g, cell, move, wraps):
     """The cell one ``move`` away: across the edges when ``wraps``, otherwise possibly a
     border cell (off the board)."""
     pw = g[G_PW]
-    x, y = cell % pw - 1, cell // pw - 1
+    if not wraps:       # a padded neighbour: no coordinates needed
+        if move == 0:
+            return cell + pw
+        if move == 1:
+            return cell - pw
+        if move == 2:
+            return cell - 1
+        return cell + 1
+    x, y = cell_x(g, cell), cell_y(g, cell)
     if move == 0:
         y += 1
     elif move == 1:
@@ -261,9 +318,8 @@ def next_cell(g, cell, move, wraps):
         x -= 1
     else:
         x += 1
-    if wraps:
-        x %= g[G_WIDTH]
-        y %= g[G_HEIGHT]
+    x %= g[G_WIDTH]
+    y %= g[G_HEIGHT]
     return (y + 1) * pw + x + 1
 
 
@@ -374,7 +430,6 @@ def _contains(g, s, i, cell, start):
 def elimination_standard(g, s):
     """``elimination.standard``: health and bounds one by one, then collisions together."""
     n = g[G_N]
-    pw = g[G_PW]
     width, height = g[G_WIDTH], g[G_HEIGHT]
     next_turn = s[S_TURN] + 1
     for i in range(n):
@@ -384,7 +439,7 @@ def elimination_standard(g, s):
             eliminate(g, s, i, STARVED, -1, next_turn)
             continue
         head = segment(g, s, i, 0)
-        x, y = head % pw - 1, head // pw - 1
+        x, y = cell_x(g, head), cell_y(g, head)
         if x < 0 or y < 0 or x >= width or y >= height:
             eliminate(g, s, i, WALL, -1, next_turn)
     # Collisions among the survivors; a head alone on its cell touches nothing, and most

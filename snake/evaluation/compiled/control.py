@@ -26,6 +26,13 @@ masked so as not to run into the next row, and by a row), plus four across the e
 the board wraps; only the words around a front's are computed (all of them on a wrapping
 board). Squares are counted in quarters (a square 4, a hazard 1), so sums are exact.
 
+**Two ways, one partition.** On a board of at most 128 squares (11x11 is 121), whose rows
+are under 64, every set is two words: :func:`partition_two_words` keeps the board's sets in
+registers, the fronts and claims by claiming rank, and frees a body square when the count
+of segments on it (the state's ``occ``) falls to zero, about four times as fast as the
+general :func:`partition_any_size` (``python -m bench.control``). :func:`partition` picks
+one; tests/test_core_control.py holds the two equal on every board both can divide.
+
 **The workspace**, one ``int64`` array made once per search by :func:`workspace` and reused
 at every leaf, so that an evaluation allocates nothing (the bitboards are a ``uint64`` view
 of it): by padded cell, the move from which a body square is free and each square's bit
@@ -66,13 +73,14 @@ from snake.core.state import (
     G_LENGTH,
     G_MASK,
     G_N,
+    G_OCC,
     G_PW,
     G_WIDTH,
     G_WRAPS,
     S_N_FOOD,
     S_N_HAZARDS,
 )
-from snake.core.step import next_cell, segment
+from snake.core.step import cell_x, cell_y, next_cell, segment
 
 # The definition's data, owned by the reference: the styles' weights, the margins, the
 # number of measurements.
@@ -105,7 +113,7 @@ _MILLION = 1_000_000.0
 _MEASURED = _STYLE_FIELDS
 _HEAD_HIDDEN = _MEASURED + N_MEASUREMENTS
 
-_ONE, _ZERO, _63 = np.uint64(1), np.uint64(0), np.uint64(63)
+_ONE, _ZERO, _63, _64 = np.uint64(1), np.uint64(0), np.uint64(63), np.uint64(64)
 
 
 @intrinsic
@@ -125,7 +133,9 @@ def _popcount(typingctx, x):
 
 @njit(**JIT)
 def _words(g):
-    return (g[G_WIDTH] * g[G_HEIGHT] + 63) >> 6
+    """Words per set: at least two (:func:`partition_two_words` reads two on any board of
+    at most 128 squares)."""
+    return max((g[G_WIDTH] * g[G_HEIGHT] + 63) >> 6, 2)
 
 
 @njit(**JIT)
@@ -169,6 +179,8 @@ def workspace(g: np.ndarray, style: str = "default", head: np.ndarray | None = N
     work = np.zeros(start + _HEAD_HIDDEN + len(fields), dtype=np.int64)
     work[start:start + _STYLE_FIELDS] = [round(w * _MILLION) for w in STYLES[style]]
     work[start + _HEAD_HIDDEN:] = fields
+    if head is not None:        # its weights as float64, divided once here, not per leaf
+        work[start + _HEAD_HIDDEN + 2:].view(np.float64)[:] = fields[2:] / _MILLION
     squares = np.arange(area).reshape(height, width)
     padded = (squares // width + 1) * pw + squares % width + 1
     work[_BIT * cells + padded] = squares
@@ -224,9 +236,19 @@ def _both(bits, a, b, j):
 def partition(g, s, work):
     """Divide the board among the living snakes of ``s`` (module docstring); the squares
     owned and food distance of each snake are left in ``work``. Returns the number of
-    living snakes."""
+    living snakes. Boards of at most 128 squares (11x11) take :func:`partition_two_words`,
+    larger ones :func:`partition_any_size`: the same partition."""
+    if g[G_WIDTH] * g[G_HEIGHT] <= 128 and g[G_WIDTH] < 64:
+        return partition_two_words(g, s, work)
+    return partition_any_size(g, s, work)
+
+
+@njit(**JIT)
+def partition_any_size(g, s, work):
+    """:func:`partition` on a board of any size: each set in as many words as the board
+    needs, the work of a layer confined to the words around each snake's front."""
     bits = work.view(np.uint64)
-    n, words, cells, pw = g[G_N], _words(g), g[G_CELLS], g[G_PW]
+    n, words, cells = g[G_N], _words(g), g[G_CELLS]
     width, height = g[G_WIDTH], g[G_HEIGHT]
     lengths, causes, hps = g[G_LENGTH], g[G_CAUSE], g[G_HP]
     bodies, capacity, mask = g[G_BODY], g[G_CAPACITY], g[G_MASK]
@@ -291,7 +313,7 @@ def partition(g, s, work):
     for i in range(n):
         if s[causes + i] == ALIVE:
             head = s[bodies + i * capacity + (s[hps + i] & mask)]
-            x, y = head % pw - 1, head // pw - 1
+            x, y = cell_x(g, head), cell_y(g, head)
             if 0 <= x < width and 0 <= y < height:
                 _add(bits, fronts + i * stride, work[bit + head])
                 _remove(bits, unclaimed, work[bit + head])
@@ -390,6 +412,232 @@ def partition(g, s, work):
 
 
 # ---------------------------------------------------------------------------------------
+# The partition on boards of at most 128 squares: two words a set
+
+
+@njit(inline="always", **JIT)
+def _shift_up(lo, hi, r):
+    """The 128-bit set ``(lo, hi)`` moved up ``r`` bits (0 <= r < 128)."""
+    if r == 0:
+        return lo, hi
+    if r < 64:
+        return lo << np.uint64(r), (hi << np.uint64(r)) | (lo >> np.uint64(64 - r))
+    return _ZERO, lo << np.uint64(r - 64)
+
+
+@njit(inline="always", **JIT)
+def _shift_down(lo, hi, r):
+    """The 128-bit set ``(lo, hi)`` moved down ``r`` bits (0 <= r < 128)."""
+    if r == 0:
+        return lo, hi
+    if r < 64:
+        return (lo >> np.uint64(r)) | (hi << np.uint64(64 - r)), hi >> np.uint64(r)
+    return hi >> np.uint64(r - 64), _ZERO
+
+
+@njit(inline="always", **JIT)
+def _shift_up_row(lo, hi, r):
+    """``(lo, hi)`` moved up ``r`` bits, 0 < r < 64 (a square, or a row under 64)."""
+    return lo << r, (hi << r) | (lo >> (_64 - r))
+
+
+@njit(inline="always", **JIT)
+def _shift_down_row(lo, hi, r):
+    """``(lo, hi)`` moved down ``r`` bits, 0 < r < 64."""
+    return (lo >> r) | (hi << (_64 - r)), hi >> r
+
+
+@njit(inline="always", **JIT)
+def _square(b):
+    """The 128-bit set of square ``b`` alone."""
+    if b < 64:
+        return _ONE << np.uint64(b), _ZERO
+    return _ZERO, _ONE << np.uint64(b - 64)
+
+
+@njit(**JIT)
+def partition_two_words(g, s, work):
+    """:func:`partition` where a set is two words (a board of at most 128 squares, rows
+    under 64): the
+    same layers, each set in two machine words, the snakes' fronts and claims kept by
+    claiming rank, and a body square freed when the last segment on it leaves (the state's
+    ``occ`` counts them)."""
+    bits = work.view(np.uint64)
+    n, cells = g[G_N], g[G_CELLS]
+    width, height = g[G_WIDTH], g[G_HEIGHT]
+    lengths, causes, hps = g[G_LENGTH], g[G_CAUSE], g[G_HP]
+    bodies, capacity, mask, occ = g[G_BODY], g[G_CAPACITY], g[G_MASK], g[G_OCC]
+    constrictor, wraps = g[G_CONSTRICTOR] != 0, g[G_WRAPS] != 0
+    left_on, bit = _FREE * cells, _BIT * cells
+    board, not_col0, not_coll = _set(g, _BOARD), _set(g, _NOT_COL0), _set(g, _NOT_COLL)
+    col0, coll, row0, rowt = _set(g, _COL0), _set(g, _COLL), _set(g, _ROW0), _set(g, _ROWT)
+    # By claiming rank: the front (the _FRONT sets) and what it owns (the _NEW sets); the
+    # snake's own set (_OWN) is written at the end.
+    fronts, claims, owns = _snake_set(g, _FRONT, 0), _snake_set(g, _NEW, 0), _snake_set(g, _OWN, 0)
+    stride = _set(g, 1) - _set(g, 0)
+    quarters, food_d, order = _number(g, _QUARTERS), _number(g, _FOOD_D), _number(g, _ORDER)
+    group_first = _number(g, _LO)
+    nc0_lo, nc0_hi = bits[not_col0], bits[not_col0 + 1]
+    ncl_lo, ncl_hi = bits[not_coll], bits[not_coll + 1]
+    across, up, row = width - 1, (height - 1) * width, np.uint64(width)
+
+    unclaimed_lo, unclaimed_hi = bits[board], bits[board + 1]
+    blocked_lo, blocked_hi = _ZERO, _ZERO
+    hazards_lo, hazards_hi = _ZERO, _ZERO
+    foods_lo, foods_hi = _ZERO, _ZERO
+    contested_lo, contested_hi = _ZERO, _ZERO
+    for k in range(s[S_N_HAZARDS]):
+        a, b = _square(work[bit + s[g[G_HAZARDS] + k]])
+        hazards_lo |= a
+        hazards_hi |= b
+    for k in range(s[S_N_FOOD]):
+        a, b = _square(work[bit + s[g[G_FOOD] + k]])
+        foods_lo |= a
+        foods_hi |= b
+    # Bodies block their squares; each square's count of segments (the state's ``occ``) is
+    # what frees it when the last of them has left.
+    living = 0
+    for i in range(n):
+        work[food_d + i] = -1
+        if s[causes + i] != ALIVE:
+            continue
+        length, body, hp = s[lengths + i], bodies + i * capacity, s[hps + i]
+        for k in range(length):
+            c = s[body + ((hp - k) & mask)]
+            a, b = _square(work[bit + c])
+            blocked_lo |= a
+            blocked_hi |= b
+            work[left_on + c] = s[occ + c]
+        # Claiming order: longest first, ties in board order (a stable insertion).
+        r = living
+        while r > 0 and s[lengths + work[order + r - 1]] < length:
+            work[order + r] = work[order + r - 1]
+            r -= 1
+        work[order + r] = i
+        living += 1
+    # The heads: claimed on move 0, each its snake's first front; the rank where each
+    # rank's group of equal lengths begins.
+    for r in range(living):
+        i = work[order + r]
+        if r > 0 and s[lengths + i] == s[lengths + work[order + r - 1]]:
+            work[group_first + r] = work[group_first + r - 1]
+        else:
+            work[group_first + r] = r
+        front, claim = fronts + r * stride, claims + r * stride
+        bits[front], bits[front + 1] = _ZERO, _ZERO
+        bits[claim], bits[claim + 1] = _ZERO, _ZERO
+        head = s[bodies + i * capacity + (s[hps + i] & mask)]
+        x, y = cell_x(g, head), cell_y(g, head)
+        if 0 <= x < width and 0 <= y < height:
+            a, b = _square(work[bit + head])
+            bits[front], bits[front + 1] = a, b
+            unclaimed_lo &= ~a
+            unclaimed_hi &= ~b
+
+    d = 0
+    moving = True
+    while moving:
+        d += 1
+        moving = False
+        if not constrictor:         # the segments that leave on this move
+            for r in range(living):
+                i = work[order + r]
+                k = s[lengths + i] - d
+                if k >= 0:
+                    c = s[bodies + i * capacity + ((s[hps + i] - k) & mask)]
+                    work[left_on + c] -= 1
+                    if work[left_on + c] == 0:
+                        a, b = _square(work[bit + c])
+                        blocked_lo &= ~a
+                        blocked_hi &= ~b
+        avail_lo, avail_hi = unclaimed_lo & ~blocked_lo, unclaimed_hi & ~blocked_hi
+        claimed_lo, claimed_hi = _ZERO, _ZERO
+        group_lo, group_hi = _ZERO, _ZERO
+        for r in range(living):
+            first = work[group_first + r]
+            if first == r:
+                group_lo, group_hi = _ZERO, _ZERO
+            front = fronts + r * stride
+            f_lo, f_hi = bits[front], bits[front + 1]
+            if f_lo == _ZERO and f_hi == _ZERO:
+                continue
+            a, b = _shift_up_row(f_lo, f_hi, _ONE)
+            near_lo, near_hi = a & nc0_lo, b & nc0_hi
+            a, b = _shift_down_row(f_lo, f_hi, _ONE)
+            near_lo |= a & ncl_lo
+            near_hi |= b & ncl_hi
+            a, b = _shift_up_row(f_lo, f_hi, row)
+            near_lo |= a
+            near_hi |= b
+            a, b = _shift_down_row(f_lo, f_hi, row)
+            near_lo |= a
+            near_hi |= b
+            if wraps:
+                a, b = _shift_up(f_lo & bits[col0], f_hi & bits[col0 + 1], across)
+                near_lo |= a
+                near_hi |= b
+                a, b = _shift_down(f_lo & bits[coll], f_hi & bits[coll + 1], across)
+                near_lo |= a
+                near_hi |= b
+                a, b = _shift_up(f_lo & bits[row0], f_hi & bits[row0 + 1], up)
+                near_lo |= a
+                near_hi |= b
+                a, b = _shift_down(f_lo & bits[rowt], f_hi & bits[rowt + 1], up)
+                near_lo |= a
+                near_hi |= b
+            reach_lo, reach_hi = near_lo & avail_lo, near_hi & avail_hi
+            fresh_lo, fresh_hi = reach_lo & ~claimed_lo, reach_hi & ~claimed_hi
+            claimed_lo |= fresh_lo
+            claimed_hi |= fresh_hi
+            both_lo, both_hi = reach_lo & group_lo, reach_hi & group_hi
+            if both_lo != _ZERO or both_hi != _ZERO:
+                # lost by the equally long snakes that claimed them on this move
+                for o in range(first, r):
+                    other, claim = fronts + o * stride, claims + o * stride
+                    bits[other] &= ~both_lo
+                    bits[other + 1] &= ~both_hi
+                    bits[claim] &= ~both_lo
+                    bits[claim + 1] &= ~both_hi
+                group_lo &= ~both_lo
+                group_hi &= ~both_hi
+                contested_lo |= both_lo
+                contested_hi |= both_hi
+            claim = claims + r * stride
+            bits[front], bits[front + 1] = fresh_lo, fresh_hi
+            bits[claim] |= fresh_lo
+            bits[claim + 1] |= fresh_hi
+            group_lo |= fresh_lo
+            group_hi |= fresh_hi
+            moving |= (fresh_lo | fresh_hi) != _ZERO
+        if (claimed_lo & foods_lo) != _ZERO or (claimed_hi & foods_hi) != _ZERO:
+            # a food square is its own once the layer's contests are settled
+            for r in range(living):
+                i = work[order + r]
+                front = fronts + r * stride
+                if work[food_d + i] < 0 and ((bits[front] & foods_lo) != _ZERO
+                                             or (bits[front + 1] & foods_hi) != _ZERO):
+                    work[food_d + i] = d
+        unclaimed_lo &= ~claimed_lo
+        unclaimed_hi &= ~claimed_hi
+    contested = _set(g, _CONTESTED)
+    bits[contested], bits[contested + 1] = contested_lo, contested_hi
+    for i in range(n):
+        own = owns + i * stride
+        bits[own], bits[own + 1] = _ZERO, _ZERO
+        work[quarters + i] = 0
+    for r in range(living):
+        i = work[order + r]
+        claim, own = claims + r * stride, owns + i * stride
+        o_lo, o_hi = bits[claim], bits[claim + 1]
+        bits[own], bits[own + 1] = o_lo, o_hi
+        work[quarters + i] = (4 * np.int64(_popcount(o_lo & ~hazards_lo))
+                              + 4 * np.int64(_popcount(o_hi & ~hazards_hi))
+                              + np.int64(_popcount(o_lo & hazards_lo))
+                              + np.int64(_popcount(o_hi & hazards_hi)))
+    return living
+
+
+# ---------------------------------------------------------------------------------------
 # Values
 
 
@@ -397,8 +645,7 @@ def partition(g, s, work):
 def _distance(g, a, b):
     """Board distance between cells ``a`` and ``b`` (moves on an empty board, around the
     edges when it wraps)."""
-    pw = g[G_PW]
-    dx, dy = abs(a % pw - b % pw), abs(a // pw - b // pw)
+    dx, dy = abs(cell_x(g, a) - cell_x(g, b)), abs(cell_y(g, a) - cell_y(g, b))
     if g[G_WRAPS]:
         dx, dy = min(dx, g[G_WIDTH] - dx), min(dy, g[G_HEIGHT] - dy)
     return dx + dy
@@ -568,21 +815,23 @@ def _around_head(g, s, i, work, out):
 @njit(**JIT)
 def _head_value(work, at, x):
     """The learned head at ``work[at:]`` (hidden size, whether it is residual, then per
-    hidden unit its weights and bias, then the output's weights and bias, in millionths)
-    on the measurements ``x``: ``2 sigmoid(z) - 1``, and a residual head adds its ``z`` to
-    the logit of the style's value ``x[0]``: ``tanh(atanh(x[0]) + z / 2)``
+    hidden unit its weights and bias, then the output's weights and bias, as float64: the
+    millionths :func:`workspace` was given, divided) on the measurements ``x``:
+    ``2 sigmoid(z) - 1``, and a residual head adds its ``z`` to the logit of the style's
+    value ``x[0]``: ``tanh(atanh(x[0]) + z / 2)``
     (:func:`snake.evaluation.value_head.head_value`)."""
     hidden = work[at]
+    weights = work.view(np.float64)
     k = x.shape[0]
     w = at + 2
     out_w = w + hidden * (k + 1)
-    z = work[out_w + hidden] / _MILLION
+    z = weights[out_w + hidden]
     for h in range(hidden):
-        a = work[w + k] / _MILLION
+        a = weights[w + k]
         for j in range(k):
-            a += work[w + j] / _MILLION * x[j]
+            a += weights[w + j] * x[j]
         if a > 0.0:
-            z += work[out_w + h] / _MILLION * a
+            z += weights[out_w + h] * a
         w += k + 1
     if work[at + 1] != 0:
         z += 2.0 * math.atanh(max(-LIMIT, min(LIMIT, x[0])))
@@ -634,22 +883,25 @@ def control_values(g, s, out, work):
         out[i] = _value(g, s, i, work) if s[g[G_CAUSE] + i] == ALIVE else -LIMIT
 
 
-def board_control(g: np.ndarray, s: np.ndarray,
-                  work: np.ndarray) -> list[tuple[float, int | None] | None]:
+def board_control(g: np.ndarray, s: np.ndarray, work: np.ndarray,
+                  partition_with=partition) -> list[tuple[float, int | None] | None]:
     """Per snake (board order), as the reference's ``board_control``: (squares it controls,
-    moves to the nearest food it controls or ``None``), ``None`` for a snake not alive."""
-    partition(g, s, work)
+    moves to the nearest food it controls or ``None``), ``None`` for a snake not alive.
+    ``partition_with``: :func:`partition`, or one of its two ways (for tests)."""
+    partition_with(g, s, work)
     n = int(g[G_N])
     quarters, food_d = int(_number(g, _QUARTERS)), int(_number(g, _FOOD_D))
     return [(work[quarters + i] / 4.0, int(work[food_d + i]) if work[food_d + i] >= 0 else None)
             if s[g[G_CAUSE] + i] == ALIVE else None for i in range(n)]
 
 
-def ownership(g: np.ndarray, s: np.ndarray, work: np.ndarray) -> np.ndarray:
+def ownership(g: np.ndarray, s: np.ndarray, work: np.ndarray,
+              partition_with=partition) -> np.ndarray:
     """Who controls each square of ``s`` (a ``height x width`` array indexed ``[y, x]``:
     a snake index, -1 nobody, :data:`CONTESTED`; a head is its snake's, the later snake's
-    when two share a square): for tests, explain and pictures."""
-    partition(g, s, work)
+    when two share a square): for tests, explain and pictures. ``partition_with`` as in
+    :func:`board_control`."""
+    partition_with(g, s, work)
     width, height, pw = int(g[G_WIDTH]), int(g[G_HEIGHT]), int(g[G_PW])
     words = int(_words(g))
 

@@ -52,7 +52,7 @@ from snake.core.state import (
     G_SQUAD,
     SQUAD,
 )
-from snake.core.step import apply_rules, is_game_over, plays_solo, segment
+from snake.core.step import apply_rules, copy_position, is_game_over, plays_solo, segment
 from snake.evaluation.compiled.leaf import evaluate, play_turn, start
 from snake.search.compiled.table import EXACT, LOWER, UPPER, entry_check, position_key
 from snake.search.compiled.timer import monotonic
@@ -380,7 +380,7 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, h
             for j in range(k_opponents):
                 turn_moves[opponents[j]] = joint[j]
             child = stack[ply + 1]
-            child[:] = stack[ply]
+            copy_position(g, stack[ply], child)
             if leaf.follows_path:       # the evaluator's state moves along (the network's)
                 play_turn(g, child, turn_moves, you, ply, leaf)
             else:
