@@ -130,7 +130,7 @@ def post_fork(server, worker):
     sys.setswitchinterval(0.001)
     if not _CORES_GIVEN:
         # this worker's share of the cores the machine (or its container) gives us
-        from snake.search.strategy import available_cores
+        from snake.search.cores import available_cores
 
         os.environ["NUPPEPPOU_SEARCH_CORES"] = str(max(1, available_cores() // server.cfg.workers))
     # Everything loaded before the fork (the app, the network, the compiled code's Python

@@ -42,6 +42,7 @@ upper bound on what the engine would see.
 from __future__ import annotations
 
 import argparse
+import collections
 import http.client
 import json
 import os
@@ -296,7 +297,12 @@ def how_answered(answers: list[str]) -> str:
     fallback = len(answers) - searched
     depth = (f", depth median {statistics.median(depths):g}, lowest {min(depths)}"
              if depths else "")
-    return f"{searched} of {len(answers)} moves searched, {fallback} by a fallback{depth}"
+    # why the fallbacks fell back: the method's reason, after its "seed (...): "
+    why = collections.Counter(a.split(": ", 1)[-1].split(" (", 1)[0] for a in answers
+                              if not a.startswith("search"))
+    reasons = "".join(f"; {n} {reason}" for reason, n in why.most_common(3))
+    return (f"{searched} of {len(answers)} moves searched, {fallback} by a fallback{depth}"
+            f"{reasons}")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -261,9 +261,10 @@ VARIABLES: tuple[Variable, ...] = (
              f"a node limit besides the clock, {_SEARCH}: reproducible arena experiments at "
              "equal nodes", shown="none"),
     Variable("NUPPEPPOU_SEARCH_THREADS", "search_threads", _integer(1), _AT_LEAST_1,
-             f"the most threads one compiled search uses, {_SEARCH} (lazy SMP: helpers only on "
-             "cores of the worker's share no other search holds, so on 2 cores only with "
-             "`NUPPEPPOU_WORKERS=1`; docs/core.md)", shown="1"),
+             f"the most threads one compiled search uses, {_SEARCH} (lazy SMP: a search takes "
+             "its share of the server's cores, whatever the worker layout, and its helpers "
+             "give them back as other games' searches start; docs/core.md)",
+             shown="every core"),
     Variable("NUPPEPPOU_SEARCH_CORES", "search_cores", _integer(1), _AT_LEAST_1,
              "the cores one process's searches share (read at each move: gunicorn.conf.py "
              "and the arena set it in each worker unless given)",

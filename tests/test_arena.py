@@ -291,7 +291,7 @@ def test_each_game_process_searches_on_its_share_of_the_cores(capsys, monkeypatc
     monkeypatch.delenv("NUPPEPPOU_SEARCH_CORES", raising=False)
     args = ["counter", "random", "-g", "1", "--size", "7", "--parallel", "1", "--max-turns", "3"]
     assert run(capsys, *args)[0] == 0
-    from snake.search.strategy import available_cores
+    from snake.search.cores import available_cores
     assert seen and set(seen) == {str(available_cores())}
     assert "NUPPEPPOU_SEARCH_CORES" not in os.environ
     seen.clear()

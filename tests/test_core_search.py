@@ -409,15 +409,28 @@ def test_many_searches_in_flight_share_the_cores_fairly():
     . . B b .
     . . . . .
     """)
+    import time
+
+    from snake.search.strategy import MIN_SHARE_MS
     strategy = SearchStrategy(engine="compiled", max_concurrent=None)
     strategy.cores = 2
     full = think_time_ms(request.state.game.timeout)
+    now = time.perf_counter()
+
+    def ms(started, which="deadline"):
+        return (getattr(strategy.budget(request, started=started), which) - started) * 1000
     strategy._in_flight = 2                      # as many searches as cores: the whole time
-    assert strategy.budget(request, started=0.0).deadline == full / 1000
-    strategy._in_flight = 8                      # four times too many: a quarter each
-    assert strategy.budget(request, started=0.0).deadline == full / 4 / 1000
-    strategy._in_flight = 1000                   # never below the floor
-    assert strategy.budget(request, started=0.0).deadline * 1000 >= 10.0
+    assert ms(now) == pytest.approx(full)
+    strategy._in_flight = 8                      # four times too many: a quarter each...
+    assert ms(now) == pytest.approx(full / 4)
+    assert ms(now, "hard_deadline") == pytest.approx(full)   # (the first iteration: all)
+    strategy._in_flight = 1000                   # ...never below the floor
+    assert ms(now) >= MIN_SHARE_MS
+    # A move whose share passed while it waited for the CPU still thinks the floor from
+    # now, within its whole time; past that, none.
+    arrived = time.perf_counter() - full / 2 / 1000
+    assert full / 2 + MIN_SHARE_MS <= ms(arrived) <= full
+    assert ms(time.perf_counter() - 2 * full / 1000) == pytest.approx(full)
 
 
 def test_with_the_network_the_compiled_search_finds_the_python_nnue_search_value():
@@ -618,7 +631,8 @@ def test_a_torn_table_entry_is_a_miss_not_a_wrong_value():
     assert (torn.score, torn.nodes, torn.move) == (fresh.score, fresh.nodes, fresh.move)
 
 
-def test_a_search_uses_threads_only_on_cores_no_other_search_holds(monkeypatch):
+def test_a_search_takes_its_share_of_the_servers_cores(monkeypatch):
+    from snake.search.cores import LEDGER, CoreLedger
     from snake.search.strategy import make_search_strategy
     monkeypatch.delenv("NUPPEPPOU_SEARCH_THREADS", raising=False)
     request = from_ascii("""
@@ -628,28 +642,41 @@ def test_a_search_uses_threads_only_on_cores_no_other_search_holds(monkeypatch):
     . . . B b b .
     . . . . . . .
     """)
-    strategy = make_search_strategy("search", overrides={"threads": 4})
-    strategy.cores = 4
-    strategy._in_flight = 1
-    assert strategy.search_threads() == 4
-    strategy._in_flight = 2                      # another game searching: two cores idle
-    assert strategy.search_threads() == 3
-    strategy._helpers = 2                        # ... and held by its helpers
-    assert strategy.search_threads() == 1
-    strategy._helpers, strategy._in_flight = 0, 6    # more games than cores: one each
-    assert strategy.search_threads() == 1
-    strategy.cores, strategy._in_flight = 2, 1   # never more than the process's cores
-    assert strategy.search_threads() == 2
-    assert make_search_strategy("search").search_threads() == 1     # one unless asked
-    strategy._in_flight = 0
+    strategy = make_search_strategy("search")          # every core unless told
+    four = CoreLedger(cores=4)
+    assert [strategy.search_threads(k, four) for k in (1, 2, 3, 4, 6)] == [4, 2, 1, 1, 1]
+    capped = make_search_strategy("search", overrides={"threads": 2})
+    assert [capped.search_threads(k, four) for k in (1, 2, 3)] == [2, 2, 1]
     result = strategy.search(request)
-    assert result.threads == 2 and result.move in MOVES
-    assert strategy._helpers == 0                # given back
-    limited = make_search_strategy("search",
-                                   overrides={"threads": 4, "max_nodes": 300}).search(request)
+    assert result.threads == LEDGER.share(1) and result.move in MOVES
+    assert LEDGER.in_flight() == 0                     # counted while it searched only
+    limited = make_search_strategy("search", overrides={"max_nodes": 300}).search(request)
     assert limited.threads == 1 and limited.stopped == "nodes"
     with pytest.raises(ValueError, match="threads"):
         make_search_strategy("search", overrides={"threads": 0})
+
+
+def test_a_helper_gives_its_core_back_when_another_search_starts():
+    """Helper ``h`` runs while at most ``cores // (h + 1)`` searches are in flight on the
+    server; past that it stops where it next reads the clock, and the main thread
+    searches on alone to its deadline."""
+    import threading
+    import time
+
+    from snake.search.cores import CoreLedger
+    ledger = CoreLedger(cores=2)
+    ledger.slots[0] = (1, 1)                          # this search
+    found = []
+    runner = threading.Thread(target=lambda: found.append(_core_search(
+        from_ascii(OPEN_DUEL).state, deadline=time.perf_counter() + 0.6, threads=2,
+        ledger=ledger.slots, cores=ledger.cores)))
+    runner.start()
+    time.sleep(0.2)
+    ledger.slots[1] = (1, 1)                          # another game's search starts
+    runner.join(timeout=30)
+    (main_depth, main_nodes, main_reason), (_, helper_nodes, helper_reason) = found[0].threads
+    assert (main_reason, helper_reason) == ("deadline", "core given back")
+    assert helper_nodes > 0 and main_nodes > helper_nodes
 
 
 def test_the_cores_available_count_a_containers_quota(tmp_path, monkeypatch):
@@ -657,25 +684,25 @@ def test_the_cores_available_count_a_containers_quota(tmp_path, monkeypatch):
     searches sized to the host would answer late."""
     import os
 
-    from snake.search import strategy
+    from snake.search import cores
     v2 = tmp_path / "v2"
     v2.mkdir()
     (v2 / "cpu.max").write_text("150000 100000\n")
-    assert strategy.cgroup_cpu_quota(str(v2)) == 1.5
+    assert cores.cgroup_cpu_quota(str(v2)) == 1.5
     (v2 / "cpu.max").write_text("max 100000\n")
-    assert strategy.cgroup_cpu_quota(str(v2)) is None
+    assert cores.cgroup_cpu_quota(str(v2)) is None
     v1 = tmp_path / "v1"
     (v1 / "cpu").mkdir(parents=True)
     (v1 / "cpu" / "cpu.cfs_quota_us").write_text("200000")
     (v1 / "cpu" / "cpu.cfs_period_us").write_text("100000")
-    assert strategy.cgroup_cpu_quota(str(v1)) == 2.0
+    assert cores.cgroup_cpu_quota(str(v1)) == 2.0
     (v1 / "cpu" / "cpu.cfs_quota_us").write_text("-1")
-    assert strategy.cgroup_cpu_quota(str(v1)) is None
-    assert strategy.cgroup_cpu_quota(str(tmp_path / "none")) is None
-    monkeypatch.setattr(strategy, "cgroup_cpu_quota", lambda: 1.5)
-    assert strategy.available_cores() == 1
-    monkeypatch.setattr(strategy, "cgroup_cpu_quota", lambda: None)
-    assert strategy.available_cores() == len(os.sched_getaffinity(0))
+    assert cores.cgroup_cpu_quota(str(v1)) is None
+    assert cores.cgroup_cpu_quota(str(tmp_path / "none")) is None
+    monkeypatch.setattr(cores, "cgroup_cpu_quota", lambda: 1.5)
+    assert cores.available_cores() == 1
+    monkeypatch.setattr(cores, "cgroup_cpu_quota", lambda: None)
+    assert cores.available_cores() == len(os.sched_getaffinity(0))
     # a strategy reads the cores when a move is asked: a worker sets them after the fork
     monkeypatch.setenv("NUPPEPPOU_SEARCH_CORES", "3")
     search = SearchStrategy(engine="compiled")

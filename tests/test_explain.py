@@ -128,7 +128,8 @@ def test_a_search_in_threads_says_how_many_and_whose_answer(tmp_path, monkeypatc
                       "--no-network"])
     search_line = next(line for line in text.splitlines() if line.startswith("search: "))
     assert code == 0 and " nodes in 2 threads (the answer from " in search_line
-    code, text = run([str(request_file(tmp_path)), "--strategy", "search", "--no-network"])
+    code, text = run([str(request_file(tmp_path)), "--strategy", "search[threads=1]",
+                      "--no-network"])
     assert "threads" not in next(line for line in text.splitlines() if line.startswith("search: "))
 
 

@@ -255,3 +255,38 @@ def test_a_move_that_waited_for_a_thread_counts_its_wait(tmp_path):
         assert second_answer > 0.8 * first_think
         # ... so it thinks for what is left, not for a whole turn as the first did
         assert second_think is None or second_think < first_think / 2
+
+
+def test_one_game_in_flight_searches_on_every_core_whatever_the_workers(tmp_path):
+    """Two workers, one game: its searches take every core the machine gives (each
+    worker's share was half of them before the server counted its searches across workers,
+    snake.search.cores); the game log says how many threads searched each move."""
+    import re
+
+    from snake.search.cores import available_cores
+    rng = random.Random(7)
+    state = new_game("standard", 11, 11, ["us", "them"], rng=rng, game_id="cores-game",
+                     timeout=200)
+    local = get_strategy("floodfill")
+    with gunicorn(tmp_path, NUPPEPPOU_WORKERS="2", NUPPEPPOU_THREADS="2",
+                  NUPPEPPOU_GAME_LOG=str(tmp_path / "games.sqlite")) as (port, _):
+        assert request(port, "POST", "/start", state_to_request(state, "us"))[0] == 200
+        for _ in range(6):
+            if is_game_over(state):
+                break
+            status, _, answer = request(port, "POST", "/move", state_to_request(state, "us"))
+            assert status == 200
+            moves = {"us": answer["move"],
+                     "them": local.choose(parse_request(state_to_request(state, "them")),
+                                          None).move}
+            state = play_turn(state, moves, rng)
+        request(port, "POST", "/end", _end_body(state, "us"))
+        time.sleep(0.5)                                 # the log's writer
+        page = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        page.request("GET", "/games/cores-game?you=us")
+        text = page.getresponse().read().decode()
+        page.close()
+    why = json.loads(re.search(r'<script id="why-data" type="application/json">(.*?)</script>',
+                               text, re.S).group(1))
+    threads = [w["reasons"]["search"]["threads"] for w in why.values() if w["by"] == "search"]
+    assert threads and set(threads) == {available_cores()}, threads

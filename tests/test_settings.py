@@ -129,7 +129,7 @@ def test_the_table_shows_the_parts_own_defaults():
     assert Settings().strategy == DEFAULT_STRATEGY
     assert shown["NUPPEPPOU_SEARCH_MARGIN_MS"] == f"{DEFAULT_MARGIN_MS:g}"
     assert shown["NUPPEPPOU_SEARCH_TABLE_MB"] == f"{DEFAULT_TABLE_MB:g}"
-    assert shown["NUPPEPPOU_SEARCH_THREADS"] == str(SearchStrategy().threads)
+    assert SearchStrategy().threads is None and shown["NUPPEPPOU_SEARCH_THREADS"] == "every core"
     assert f"{DEFAULT_MAX_CONCURRENT} for the Python" in shown["NUPPEPPOU_SEARCH_MAX_CONCURRENT"]
 
 

@@ -257,7 +257,7 @@ def run(args: argparse.Namespace) -> int:
     # ``threads``, take only that share), unless the environment says otherwise.
     cores_before = read_setting("NUPPEPPOU_SEARCH_CORES")
     if cores_before is None:
-        from snake.search.strategy import available_cores
+        from snake.search.cores import available_cores
         os.environ["NUPPEPPOU_SEARCH_CORES"] = str(max(1, available_cores() // parallel))
     try:
         if parallel == 1:

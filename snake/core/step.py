@@ -707,27 +707,38 @@ def apply_rules(g, s, moves, royale_side, changes):
     for none. Returns the number of rows reported, or :data:`OVERFLOW`."""
     if is_game_over(g, s):
         return 0
-    pipeline = g[G_PIPELINE]
-    reporting = changes.shape[0] > 0
-    n = g[G_N] if reporting else 0     # no allocation when no report is asked for
+    if changes.shape[0] == 0:       # no report: nothing to remember, nothing allocated
+        return _stages(g, s, moves, royale_side, changes)
+    n = g[G_N]
     before_alive = np.zeros(n, dtype=np.bool_)
     before_head = np.zeros(n, dtype=np.int32)
     before_tail = np.zeros(n, dtype=np.int32)
     before_tail_piece = np.zeros(n, dtype=np.int32)
     before_length = np.zeros(n, dtype=np.int32)
     before_hp = np.zeros(n, dtype=np.int32)
-    if reporting:
-        for i in range(n):
-            if s[g[G_CAUSE] + i] == ALIVE:
-                length = s[g[G_LENGTH] + i]
-                before_alive[i] = True
-                before_head[i] = segment(g, s, i, 0)
-                before_tail[i] = segment(g, s, i, length - 1)
-                if length >= 2:
-                    before_tail_piece[i] = piece_between(g, segment(g, s, i, length - 2),
-                                                         before_tail[i])
-                before_length[i] = length
-                before_hp[i] = s[g[G_HP] + i]
+    for i in range(n):
+        if s[g[G_CAUSE] + i] == ALIVE:
+            length = s[g[G_LENGTH] + i]
+            before_alive[i] = True
+            before_head[i] = segment(g, s, i, 0)
+            before_tail[i] = segment(g, s, i, length - 1)
+            if length >= 2:
+                before_tail_piece[i] = piece_between(g, segment(g, s, i, length - 2),
+                                                     before_tail[i])
+            before_length[i] = length
+            before_hp[i] = s[g[G_HP] + i]
+    n_changes = _stages(g, s, moves, royale_side, changes)
+    if n_changes == OVERFLOW:
+        return OVERFLOW
+    return report_snakes(g, s, before_alive, before_head, before_tail, before_tail_piece,
+                         before_length, before_hp, changes, n_changes)
+
+
+@njit(**JIT)
+def _stages(g, s, moves, royale_side, changes):
+    """The ruleset's stages (:func:`apply_rules`, the game not over); returns the rows of
+    food and hazards reported, or :data:`OVERFLOW`."""
+    pipeline = g[G_PIPELINE]
     n_changes = 0
     if pipeline == WRAPPED or pipeline == WRAPPED_CONSTRICTOR:
         movement_wrap_boundaries(g, s, moves)
@@ -749,5 +760,4 @@ def apply_rules(g, s, moves, royale_side, changes):
             return OVERFLOW
     elif pipeline == ROYALE:
         n_changes = shrink_map(g, s, royale_side, changes, n_changes)
-    return report_snakes(g, s, before_alive, before_head, before_tail, before_tail_piece,
-                         before_length, before_hp, changes, n_changes)
+    return n_changes

@@ -76,16 +76,19 @@ def think_time_ms(timeout_ms: float, margin_ms: float = DEFAULT_MARGIN_MS, *,
 
 class Budget:
     """A deadline (``time.perf_counter`` seconds, or ``None``) and a node limit (or ``None``).
+    ``hard_deadline`` (default: the deadline): until when a compiled search may run while it
+    has completed no iteration (a move's share of the cores that came late).
 
     ``nodes`` counts :meth:`tick` calls over the whole search (all iterations)."""
 
-    __slots__ = ("deadline", "max_nodes", "nodes", "clock")
+    __slots__ = ("deadline", "hard_deadline", "max_nodes", "nodes", "clock")
 
     def __init__(self, deadline: float | None = None, max_nodes: int | None = None,
                  clock=time.perf_counter) -> None:
         if max_nodes is not None and max_nodes < 1:
             raise ValueError("max_nodes must be at least 1")
         self.deadline = deadline
+        self.hard_deadline = deadline
         self.max_nodes = max_nodes
         self.nodes = 0
         self.clock = clock

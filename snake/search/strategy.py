@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import os
 import threading
 import time
 from pathlib import Path
@@ -30,6 +29,7 @@ from snake.evaluation.value_head import ValueHead, board_of, load_head
 from snake.search.alphabeta import MAX_DEPTH, AlphaBeta
 from snake.search.clock import DEFAULT_MARGIN_MS, Budget, think_time_ms
 from snake.search.compiled.alphabeta import DEFAULT_TABLE_MB, CompiledAlphaBeta, warm_up
+from snake.search.cores import LEDGER, CoreLedger, available_cores
 from snake.search.last_chance import LOST_THIS_TURN, last_chance
 from snake.search.plan import plan_snakes
 from snake.seed import SeedStrategy
@@ -57,41 +57,6 @@ log = logging.getLogger("nuppeppou.search")  # the service's log (snake.serving.
 
 #: The least thinking time of a compiled search sharing the cores with many others.
 MIN_SHARE_MS = 10.0
-
-
-def available_cores() -> int:
-    """The cores this process may run on: the CPUs it is allowed (its affinity, which
-    pinning and cpusets narrow), fewer when its container's CPU quota is lower (cgroup v2
-    ``cpu.max``, v1 ``cpu.cfs_quota_us``; a quota of 1.5 CPUs counts 1). ``os.cpu_count()``
-    counts the host's: in a 2-CPU container on a 32-core host it says 32, and searches
-    sized to it would all answer late."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    quota = cgroup_cpu_quota()
-    if quota is not None:
-        cores = min(cores, int(quota))
-    return max(1, cores)
-
-
-def cgroup_cpu_quota(root: str = "/sys/fs/cgroup") -> float | None:
-    """The container's CPU quota in CPUs, from the cgroup files under ``root`` (``None``:
-    no quota, or none known)."""
-    try:
-        with open(os.path.join(root, "cpu.max")) as f:      # v2: "max 100000", "200000 100000"
-            quota, period = f.read().split()[:2]
-        return None if quota == "max" else int(quota) / int(period)
-    except (OSError, ValueError):
-        pass
-    try:
-        with open(os.path.join(root, "cpu", "cpu.cfs_quota_us")) as f:     # v1
-            quota = int(f.read())
-        with open(os.path.join(root, "cpu", "cpu.cfs_period_us")) as f:
-            period = int(f.read())
-        return None if quota <= 0 or period <= 0 else quota / period
-    except (OSError, ValueError):
-        return None
 
 
 def default_cores() -> int:
@@ -134,8 +99,10 @@ class SearchStrategy:
     (``request.began_with``) it names, valued with the style it was trained with (a head
     this search would never use is refused).
     ``threads``: the most threads one compiled search uses (lazy SMP:
-    :func:`snake.search.compiled.threads.run`), its helpers only on cores no other search holds
-    (:meth:`search_threads`); a node-limited search uses one."""
+    :func:`snake.search.compiled.threads.run`; ``None``: every core of the server): a
+    search takes its share of the server's cores while others are in flight, in any of
+    its processes, and its helpers give theirs back as more searches start
+    (:mod:`snake.search.cores`, :meth:`search_threads`); a node-limited search uses one."""
 
     def __init__(self, network: Any | None = None, *, name: str = "search",
                  evaluator: str = "voronoi",
@@ -147,7 +114,7 @@ class SearchStrategy:
                  style: str = "default", exact_root: bool = False,
                  last_chance: bool = False, replies: str = "joint",
                  multi_style: str | None = None, value_head: str | ValueHead | None = None,
-                 threads: int = 1) -> None:
+                 threads: int | None = None) -> None:
         if engine not in ENGINES:
             raise ValueError(f"unknown search engine {engine!r}; choose one of {ENGINES}")
         if not 0.0 <= network_weight <= 1.0:
@@ -182,8 +149,8 @@ class SearchStrategy:
             raise ValueError("max_nodes must be at least 1 (or None: no limit)")
         if max_concurrent is not None and max_concurrent < 1:
             raise ValueError("max_concurrent must be at least 1 (or None: no limit)")
-        if threads < 1:
-            raise ValueError("threads must be at least 1")
+        if threads is not None and threads < 1:
+            raise ValueError("threads must be at least 1 (or None: every core)")
         self.name = name
         self.network = network
         self.evaluator_name = evaluator
@@ -203,8 +170,7 @@ class SearchStrategy:
         self.replies = replies
         self._cores: int | None = None     # None: default_cores(), read at each move
         default_cores()                     # (a bad NUPPEPPOU_SEARCH_CORES fails here)
-        self.threads = int(threads)
-        self._helpers = 0            # helper threads of the searches in flight
+        self.threads = None if threads is None else int(threads)
         self._in_flight = 0
         self._in_flight_lock = threading.Lock()
         self.max_concurrent = max_concurrent
@@ -230,9 +196,13 @@ class SearchStrategy:
         """The budget of one decision: thinking time from ``game.timeout`` and the margin
         (or ``think_ms``), and the node limit. The compiled search shares the process's
         cores fairly: with more searches in flight than :attr:`cores`, each thinks
-        ``cores / in flight`` of its time (at least :data:`MIN_SHARE_MS`), so that the
-        Python around every search (parsing, the seed step, answering) still gets the CPU
-        and every game is searched, shallower, and answered on time."""
+        ``cores / in flight`` of its time, so that the Python around every search (parsing,
+        the seed step, answering) still gets the CPU and every game is searched, shallower,
+        and answered on time. A move whose share had passed before its search could start
+        (it waited for the CPU) still thinks :data:`MIN_SHARE_MS` from now while that ends
+        within its whole thinking time, and any search may complete its first iteration
+        within that whole time (:attr:`Budget.hard_deadline`): every move is searched that
+        can be."""
         ms = self.think_ms
         if ms is None:
             # the game's own measure of its network only ever widens the margin
@@ -240,7 +210,13 @@ class SearchStrategy:
             ms = think_time_ms(request.state.game.timeout, margin,
                                floor=margin <= self.margin_ms)
             if self.engine == "compiled" and self._in_flight > self.cores:
-                ms = max(MIN_SHARE_MS, ms * self.cores / self._in_flight)
+                budget = Budget.after(ms, started=started, max_nodes=self.max_nodes)
+                whole = budget.deadline
+                share = whole - ms * (1.0 - self.cores / self._in_flight) / 1000.0
+                budget.deadline = min(whole, max(share,
+                                                 time.perf_counter() + MIN_SHARE_MS / 1000.0))
+                budget.hard_deadline = whole        # for its first iteration
+                return budget
         return Budget.after(ms, started=started, max_nodes=self.max_nodes)
 
     @property
@@ -254,14 +230,12 @@ class SearchStrategy:
     def cores(self, value: int) -> None:
         self._cores = int(value)
 
-    def search_threads(self) -> int:
-        """Threads a compiled search starting now gets: its own, and helpers (at most
-        :attr:`threads` in all) on cores no search holds: this process's cores
-        (:func:`default_cores`) less the searches in flight (this one counted) and the
-        helpers that other searches hold. A helper holds its core for its search only (at
-        most one move's thinking time)."""
-        idle = self.cores - max(1, self._in_flight) - self._helpers
-        return 1 + max(0, min(self.threads - 1, idle))
+    def search_threads(self, in_flight: int, ledger: CoreLedger = LEDGER) -> int:
+        """Threads a compiled search starting now gets while ``in_flight`` searches (this
+        one counted) are in flight on the server: an equal share of its cores
+        (:meth:`snake.search.cores.CoreLedger.share`), at most :attr:`threads`."""
+        share = ledger.share(in_flight)
+        return share if self.threads is None else min(self.threads, share)
 
     def search(self, request: MoveRequest, accumulator: Any | None = None, *,
                started: float | None = None) -> SearchResult:
@@ -288,17 +262,12 @@ class SearchStrategy:
                             f"games begun with {' or '.join(map(str, head.began))} snakes, "
                             f"this one began with {request.began_with}")
                     head = None
-            with self._in_flight_lock:
-                threads = 1 if budget.max_nodes is not None else self.search_threads()
-                self._helpers += threads - 1
-            try:
+            with LEDGER.searching() as in_flight:
+                threads = 1 if budget.max_nodes is not None else self.search_threads(in_flight)
                 found = CompiledAlphaBeta(plan, budget, self.max_depth, self.table_mb, network,
                                           self.network_weight if network is not None else 0.0,
                                           style, self.exact_root, self.replies,
-                                          head, threads).search(state)
-            finally:
-                with self._in_flight_lock:
-                    self._helpers -= threads - 1
+                                          head, threads, LEDGER).search(state)
             found.note = note
             return found
         context = evaluator.root(state, (you.id,), accumulator)

@@ -30,6 +30,7 @@ from snake.search.clock import Budget
 from snake.search.compiled.table import new_table, thread_table
 from snake.search.compiled.threads import CoreResult, run
 from snake.search.compiled.tree import MAX_PLY
+from snake.search.cores import CoreLedger
 from snake.search.plan import SnakePlan, plan_snakes
 
 #: Size of each thread's transposition table (``NUPPEPPOU_SEARCH_TABLE_MB``).
@@ -71,7 +72,8 @@ class CompiledAlphaBeta:
                  table_mb: float = DEFAULT_TABLE_MB, network: Any | None = None,
                  network_weight: float = 0.0, style: str = "default",
                  exact_root: bool = False, replies: str = "joint",
-                 head: Any | None = None, threads: int = 1) -> None:
+                 head: Any | None = None, threads: int = 1,
+                 ledger: CoreLedger | None = None) -> None:
         self.plan = plan
         self.head = head
         self.budget = budget
@@ -83,6 +85,7 @@ class CompiledAlphaBeta:
         self.exact_root = exact_root
         self.replies = plan.replies(replies)
         self.threads = threads
+        self.ledger = ledger        # the server's searches in flight: helpers give cores back
 
     def search(self, state: GameState) -> SearchResult:
         """Raises :class:`snake.core.EncodeError` for a state the core cannot hold."""
@@ -90,19 +93,23 @@ class CompiledAlphaBeta:
         ids = [s.id for s in state.board.snakes]
         index = {sid: i for i, sid in enumerate(ids)}
         deadline = self.budget.deadline if self.budget.deadline is not None else float("inf")
+        hard = self.budget.hard_deadline if self.budget.hard_deadline is not None else deadline
         n, cells = int(packed.g[G_N]), int(packed.g[G_CELLS])
         # A node-limited search is meant to be reproducible: it starts from an empty table.
         table = (new_table(n, cells, self.table_mb) if self.budget.max_nodes is not None
                  else thread_table(n, cells, self.table_mb))
         found = run(packed, index[self.plan.you], [index[o] for o in self.plan.opponents],
                     [index[c] for c in self.plan.cheap], deadline=min(deadline, 1e15),
+                    hard_deadline=min(hard, 1e15),
                     max_nodes=self.budget.max_nodes, max_depth=self.max_depth, table=table,
                     salt=(salt_of(state, self.plan.you)
                           ^ _evaluation_salt(self.network_weight, self.style, self.replies,
                                              self.head.digest if self.head else "")),
                     network=self.network, network_weight=self.network_weight, style=self.style,
                     exact_root=self.exact_root, best_reply=self.replies == "best",
-                    head=self.head, threads=self.threads)
+                    head=self.head, threads=self.threads,
+                    ledger=None if self.ledger is None else self.ledger.slots,
+                    cores=1 if self.ledger is None else self.ledger.cores)
         voronoi = "voronoi" if self.style == "default" else f"voronoi ({self.style})"
         if self.head is not None:
             voronoi += " + value head"

@@ -20,6 +20,7 @@ from snake.search.compiled.tree import (
     INF,
     MAX_OPPONENTS,
     MAX_PLY,
+    NEVER_YIELD,
     STOP_DEADLINE,
     STOP_HALTED,
     STOP_MAX_DEPTH,
@@ -50,13 +51,16 @@ class CoreResult:
 
 
 def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, deadline: float,
+        hard_deadline: float | None = None,
         max_nodes: int | None = None, max_depth: int = MAX_PLY - 2,
         table: Table | None = None, salt: int = 0, pvs: bool = True,
         network=None, network_weight: float = 0.0, style: str = "default",
         exact_root: bool = False, best_reply: bool = False, head=None,
-        threads: int = 1, halt: np.ndarray | None = None) -> CoreResult:
+        threads: int = 1, halt: np.ndarray | None = None, ledger: np.ndarray | None = None,
+        cores: int = 1) -> CoreResult:
     """Search ``packed`` for snake ``you`` (board indices) until ``deadline``
-    (``time.perf_counter`` seconds); see :func:`search`. With a (quantised) ``network`` and
+    (``time.perf_counter`` seconds), or until ``hard_deadline`` (default ``deadline``) while
+    no iteration is complete; see :func:`search`. With a (quantised) ``network`` and
     ``network_weight`` > 0 the leaves are valued ``(1 - w) * board control + w * network``,
     the network's accumulator kept along the path from the step's change reports.
     ``style`` weighs board control's terms (:data:`snake.evaluation.control.STYLES`);
@@ -78,7 +82,10 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
     thread's. ``halt``: an ``int64`` array of one, shared with the caller;
     setting it non-zero stops the search and its helpers where they next read the clock
     (every :data:`CHECK_EVERY` nodes), stop reason "halted"; it is set when the search
-    returns (that is how the helpers are stopped). No thread goes past
+    returns (that is how the helpers are stopped). ``ledger``: the server's searches in
+    flight (:attr:`snake.search.cores.CoreLedger.slots`) on its ``cores``: helper ``h``
+    gives its core back when more than ``cores // (h + 1)`` searches are in flight (so
+    that each has an equal share); without one, helpers run to the end. No thread goes past
     ``max_depth``, so a search to a fixed depth still finds that depth's exact value (a
     position recurs only at one ply: health falls every turn). Threads make a search
     depend on timing: a node-limited search (reproducible) takes one thread."""
@@ -94,8 +101,13 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
     if halt is None:
         halt = np.zeros(1, dtype=np.int64)
     shared = (g, packed.s, you, np.array(opponents, dtype=np.int64),
-              np.array(cheap, dtype=np.int64), float(deadline))
+              np.array(cheap, dtype=np.int64), float(deadline),
+              float(max(deadline, deadline if hard_deadline is None else hard_deadline)))
     salt_word = np.uint64(salt & (2**64 - 1))
+    yield_above = [NEVER_YIELD] + [NEVER_YIELD if ledger is None else cores // (h + 1)
+                                   for h in range(1, threads)]
+    if ledger is None:
+        ledger = np.zeros((1, 2), dtype=np.int64)
     found = []
     for h in range(threads):
         found.append(dict(
@@ -105,14 +117,15 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
                   table.keys, table.values, table.info, table.zobrist, table.zobrist_health,
                   table.zobrist_food, np.zeros((n, cells, 4), dtype=np.int64)),   # history
             leaf=leaf_evaluator(packed, you, MAX_PLY, style, head, network, network_weight),
-            parity=-1 if h == 0 else h % 2))
+            parity=-1 if h == 0 else h % 2, yield_above=yield_above[h]))
 
     failures: list[BaseException] = []
 
     def search_as(h: int) -> None:
         f = found[h]
         search(*shared, *f["args"], f["leaf"], f["result"], f["root_scores"], f["iterations"],
-               f["pv"], bool(pvs), bool(exact_root), bool(best_reply), halt, f["parity"])
+               f["pv"], bool(pvs), bool(exact_root), bool(best_reply), halt, f["parity"],
+               ledger, f["yield_above"])
 
     def helper(h: int) -> None:
         try:

@@ -82,8 +82,11 @@ SCRATCH_ROWS = 5 + MAX_OPPONENTS
 # control words (int64 array ``ctl``)
 C_NODES, C_MAX_NODES, C_ABORT, C_STOP_REASON, C_CHECK_MASK = 0, 1, 2, 3, 4
 (STOP_NONE, STOP_DEADLINE, STOP_NODES, STOP_PROVEN, STOP_MAX_DEPTH, STOP_SINGLE,
- STOP_HALTED) = range(7)
-STOP_REASONS = ("", "deadline", "nodes", "proven", "max depth", "single move", "halted")
+ STOP_HALTED, STOP_YIELDED) = range(8)
+STOP_REASONS = ("", "deadline", "nodes", "proven", "max depth", "single move", "halted",
+                "core given back")
+#: ``yield_above`` of a thread that never gives its core back (the main thread's).
+NEVER_YIELD = 2**62
 
 
 # ---------------------------------------------------------------------------------------
@@ -114,6 +117,16 @@ def terminal_value(g, s, you, ply):
             return WIN - ply
         return -WIN + ply
     return DRAW if s[g[G_ON_TURN] + you] == final_turn else -WIN + ply
+
+@njit(**JIT)
+def busy(ledger):
+    """The searches in flight on the server: the sum of the processes' counts in the
+    ledger's rows (:mod:`snake.search.cores`: pid, searches)."""
+    total = 0
+    for k in range(ledger.shape[0]):
+        total += ledger[k, 1]
+    return total
+
 
 # ---------------------------------------------------------------------------------------
 # The tree
@@ -331,7 +344,8 @@ def _next_joint(ply, frame):
 
 
 @njit(**JIT)
-def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, halt, moves,
+def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, halt, ledger,
+          yield_above, moves,
           scratch, frame, bounds, keys_at, salt, table_keys, table_values, table_info, zobrist,
           zobrist_health, zobrist_food, killers_me, killers_them, history, pv_my, pv_joint,
           pv_length, line_my, line_joint, line_length, leaf, no_report, pvs, best_reply):
@@ -346,7 +360,13 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, h
     mode = ENTER
     value = 0.0
     while True:
-        if mode == ENTER:
+        if mode == ENTER and frame[ply, F_DEPTH] == 0:
+            # The horizon, valued here rather than in _enter: a call that hands over its
+            # two dozen arrays costs a leaf as much as a third of its evaluation.
+            pv_length[ply] = ply
+            value = evaluate(g, stack[ply], you, ply, leaf, scratch[ply, R_MINE])
+            mode = RETURN
+        elif mode == ENTER:
             value = _enter(g, stack, ply, you, opponents, cheap,
                            only_move if ply == root_ply else -1,
                            moves, scratch, frame, bounds, keys_at, salt, table_keys, table_values,
@@ -367,6 +387,10 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, h
                 if halt[0] != 0:
                     ctl[C_ABORT] = 1
                     ctl[C_STOP_REASON] = STOP_HALTED
+                    return 0.0
+                if busy(ledger) > yield_above:     # a helper whose core another search needs
+                    ctl[C_ABORT] = 1
+                    ctl[C_STOP_REASON] = STOP_YIELDED
                     return 0.0
                 if monotonic() >= deadline:
                     ctl[C_ABORT] = 1
@@ -509,14 +533,19 @@ def check_every(cells, n):
 
 
 @njit(**JIT)
-def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
+def search(g, root, you, opponents, cheap, deadline, hard_deadline, max_nodes, max_depth, salt,
            table_keys, table_values, table_info, zobrist, zobrist_health, zobrist_food,
            history, leaf, result, root_scores, iterations, pv_out, pvs, exact_root, best_reply,
-           halt, parity):
+           halt, parity, ledger, yield_above):
     """Iterative deepening from ``root`` until ``deadline`` (monotonic seconds), ``max_nodes``
-    or ``max_depth``, or until another thread sets ``halt[0]`` (checked with the clock).
+    or ``max_depth``, or until another thread sets ``halt[0]`` (checked with the clock);
+    until one iteration is complete, until ``hard_deadline`` (>= ``deadline``) instead: a
+    search whose share of the cores came late still answers with a searched move.
     ``parity`` -1 searches every depth; 0 or 1 only the even or odd ones (a helper thread
-    of :func:`run`, a depth ahead of the main thread half the time). ``leaf`` values the
+    of :func:`run`, a depth ahead of the main thread half the time). A helper gives its
+    core back (stops, "core given back") when the searches in flight on the server
+    (:func:`busy` of ``ledger``, :mod:`snake.search.cores`) exceed ``yield_above``
+    (:data:`NEVER_YIELD` for the main thread). ``leaf`` values the
     horizon's positions (:func:`snake.evaluation.compiled.leaf.leaf_evaluator`; its scratch
     is this search's own). Writes ``result`` (best move, score, depth, nodes, stop reason,
     iterations recorded, principal variation length), ``root_scores`` (per move, of the last
@@ -578,6 +607,7 @@ def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
         # One iteration: each root move's value (the opponents' best reply), with the
         # best so far as alpha; no beta cut at the root.
         scores = np.full(4, -INF)
+        stop_at = deadline if best_depth >= 1 else hard_deadline
         alpha = -INF
         it_best, it_move = -INF, -1
         completed = 0
@@ -590,8 +620,8 @@ def search(g, root, you, opponents, cheap, deadline, max_nodes, max_depth, salt,
                 frame[0, F_DEPTH] = depth
                 bounds[0, B_ALPHA] = window
                 bounds[0, B_BETA] = window + NULL_WINDOW if null_window else INF
-                value = _tree(g, stack, 0, you, opponents, cheap, order[a], ctl, deadline, halt,
-                              moves,
+                value = _tree(g, stack, 0, you, opponents, cheap, order[a], ctl, stop_at, halt,
+                              ledger, yield_above, moves,
                               scratch, frame, bounds, keys_at, salt, table_keys, table_values,
                               table_info, zobrist, zobrist_health, zobrist_food, killers_me,
                               killers_them, history, pv_my, pv_joint, pv_length, line_my,
