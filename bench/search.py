@@ -2,6 +2,7 @@
 
     python -m bench.search [--ms 400] [--positions 3] [--network [--hidden 128 32 | --weights F]]
         [--value-head F] [--profile] [--threads] [--pvs] [--smp THREADS]
+        [--against COMMIT [--rounds 3]]
 
 Positions: a few turns into seeded games on 11x11 standard, 1v1 and 4 snakes, every snake
 played by a quick search (so the positions are ones a game really reaches). For each
@@ -24,8 +25,14 @@ and with ``--profile`` where one alpha-beta search spends its time.
 
 The compiled search (the default ``search``: :mod:`snake.search.compiled.tree`) is measured first,
 beside the Python searches in the same run, with its speed-up over the Python alpha-beta.
-``--threads`` also measures two compiled searches at once in one process (two threads):
-their combined nodes per second against one search alone. ``--smp THREADS`` measures
+``--threads`` also measures two compiled searches at once in one process (two threads, one
+each): their combined nodes per second against one search alone. Every other figure is of
+one thread: the default search takes every core (lazy SMP, :mod:`snake.search.cores`), so the
+rows above ask it for one. ``--against COMMIT`` compares the default search with COMMIT's,
+each in its own checkout and process (a ``git archive`` in the temporary folder, compiled
+there once), alternated ``--rounds`` times on the same positions: nodes per second on one
+thread, this tree's on every core, and time to depth (the deepest depth both completed:
+the ratio of the times). ``--smp THREADS`` measures
 lazy SMP (one search in THREADS threads sharing its table): the depth completed in ``--ms``
 and the time to complete one depth more, against one thread, same positions, empty tables.
 ``--pvs`` measures what principal
@@ -41,11 +48,16 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import json
 import os
 import pstats
 import random
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 from snake.board import MoveRequest
 from snake.rules import play_turn
@@ -102,7 +114,7 @@ def two_at_once(requests: list[MoveRequest], ms: float) -> None:
     find its early iterations there), and is timed by its own elapsed time."""
     import threading
 
-    strategy = SearchStrategy(think_ms=ms, engine="compiled", max_concurrent=None)
+    strategy = SearchStrategy(think_ms=ms, engine="compiled", max_concurrent=None, threads=1)
 
     def rate(request: MoveRequest, out: list[float]) -> None:
         found = strategy.search(request)
@@ -206,6 +218,111 @@ def smp_effect(count: int, ms: float, threads: int) -> None:
               f"(median over {count} positions)")
 
 
+#: Run in a checkout (this one, or an archive of another commit) as ``python -c PROBE ms
+#: count threads``: the default ``search`` on :func:`positions`' positions, 1v1 and 4 snakes,
+#: each search in a thread of its own (so from an empty table), printing per search its
+#: nodes, wall time, threads and when each depth was completed. It uses only what every
+#: commit since the compiled search has (bench.search.positions, make_search_strategy, a
+#: result's ``iterations``), so that one run can compare this tree with an older one.
+PROBE = """
+import json, sys, threading, time
+from bench.search import positions
+from snake.search.strategy import make_search_strategy
+ms, count, threads = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+strategy = make_search_strategy("search", overrides={"think_ms": ms, "threads": threads})
+out = []
+for n in (2, 4):
+    for request in positions(n, count):
+        box = []
+        def go():
+            t0 = time.perf_counter()
+            found = strategy.search(request, None, started=t0)
+            box.append((found, time.perf_counter() - t0))
+        runner = threading.Thread(target=go)
+        runner.start()
+        runner.join()
+        found, wall = box[0]
+        out.append({"snakes": n, "nodes": found.nodes, "wall": wall,
+                    "threads": getattr(found, "threads", 1),
+                    "times": {str(d): ms_ for d, _, _, _, ms_ in found.iterations}})
+print("PROBE " + json.dumps(out))
+"""
+
+
+def archive(ref: str) -> Path:
+    """A checkout of commit ``ref``'s engine (``git archive`` of what a search needs) in the
+    temporary folder, made once and reused: it compiles its own code there."""
+    root = Path(__file__).resolve().parents[1]
+    sha = subprocess.run(["git", "rev-parse", "--verify", f"{ref}^{{commit}}"], cwd=root,
+                         check=True, capture_output=True, text=True).stdout.strip()
+    folder = Path(tempfile.gettempdir()) / f"nuppeppou-bench-{sha[:12]}"
+    if not (folder / ".complete").exists():
+        folder.mkdir(exist_ok=True)
+        tar = subprocess.run(["git", "archive", sha, "snake", "nnue", "bench", "weights/*.json",
+                              "weights/value-duel.npz"], cwd=root, check=True,
+                             capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=tar, check=True)
+        (folder / ".complete").write_text(sha)
+    return folder
+
+
+def probe(tree: Path, ms: float, count: int, threads: int) -> list[dict]:
+    """:data:`PROBE` run in ``tree``, in a process of its own (its own compiled code)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "NUPPEPPOU_NUMBA_CACHE_BASE", "PYTHONPATH")}
+    done = subprocess.run([sys.executable, "-c", PROBE, str(ms), str(count), str(threads)],
+                          cwd=tree, env=env, capture_output=True, text=True)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("PROBE ")]
+    if done.returncode != 0 or not lines:
+        raise SystemExit(f"the probe failed in {tree}:\n{done.stderr[-2000:]}")
+    return json.loads(lines[-1][len("PROBE "):])
+
+
+def time_to_depth(a: list[dict], b: list[dict]) -> float:
+    """The median over positions of ``b``'s time to the deepest depth both completed in
+    every round, over ``a``'s (runs: one list of searches per round, same positions)."""
+    ratios = []
+    for k in range(len(a[0])):
+        common = set.intersection(*(set(run[k]["times"]) for run in a + b))
+        if not common:
+            continue
+        depth = max(common, key=int)
+        ratios.append(statistics.median(run[k]["times"][depth] for run in b)
+                      / max(statistics.median(run[k]["times"][depth] for run in a), 1e-6))
+    return statistics.median(ratios) if ratios else float("nan")
+
+
+def against(ref: str, ms: float, count: int, rounds: int) -> None:
+    """The default search of commit ``ref`` (its own checkout and compiled code, one
+    thread, as it played) against this tree's, on one thread and on every core, on the same
+    positions: nodes per second and time to depth, the runs alternated ``rounds`` times so
+    that a noisy machine disturbs each alike."""
+    from snake.search.cores import available_cores
+
+    old, here, cores = archive(ref), Path(__file__).resolve().parents[1], available_cores()
+    configs = [(ref, old, 1), ("this tree", here, 1), (f"this tree, {cores} threads", here, cores)]
+    runs: dict[str, list[list[dict]]] = {label: [] for label, _, _ in configs}
+    for _ in range(rounds):
+        for label, tree, threads in configs:
+            runs[label].append(probe(tree, ms, count, threads))
+    print(f"against {ref}: its default search on one thread (as it played) and this tree's "
+          f"on one and on {cores}, {ms:g} ms, {count} positions each, {rounds} rounds "
+          f"alternated, medians:")
+    for n_snakes, label in ((2, "1v1"), (4, "4 snakes")):
+        picked = {name: [[s for s in run if s["snakes"] == n_snakes] for run in r]
+                  for name, r in runs.items()}
+        rate = {name: statistics.median(s["nodes"] / s["wall"] for run in r for s in run)
+                for name, r in picked.items()}
+        old_name, one, many = (c[0] for c in configs)
+        print(f"11x11 {label:<8} nodes/s: {ref} {rate[old_name]:,.0f}, this tree "
+              f"{rate[one]:,.0f} ({rate[one] / rate[old_name]:.2f}x), with {cores} threads "
+              f"{rate[many]:,.0f} in all")
+        print(f"11x11 {label:<8} time to depth: this tree "
+              f"{time_to_depth(picked[old_name], picked[one]):.2f}x {ref}'s; with {cores} "
+              f"threads {time_to_depth(picked[one], picked[many]):.2f}x one thread's, "
+              f"{time_to_depth(picked[old_name], picked[many]):.2f}x {ref}'s")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.search",
                                      description=__doc__.split("\n")[0])
@@ -227,6 +344,11 @@ def main(argv: list[str] | None = None) -> None:
                              "against THREADS")
     parser.add_argument("--pvs", action="store_true",
                         help="also measure nodes and time to a fixed depth with and without PVS")
+    parser.add_argument("--against", default=None, metavar="COMMIT",
+                        help="also compare the default search with COMMIT's (nodes/s, time "
+                             "to depth; one thread and every core)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="--against: rounds of runs, alternated (3)")
     args = parser.parse_args(argv)
 
     network = None
@@ -261,7 +383,8 @@ def main(argv: list[str] | None = None) -> None:
                                   + ([("compiled", "nnue"), ("compiled", "blend"),
                                       ("python", "nnue")] if network else [])):
             if evaluator == "default":  # as served: the variant's options, its duel head
-                strategy = make_search_strategy("search", overrides={"think_ms": args.ms})
+                strategy = make_search_strategy("search", overrides={"think_ms": args.ms,
+                                                                     "threads": 1})
             else:
                 extra = {}
                 if evaluator == "head":     # the head's own style, so that it is the one used
@@ -271,7 +394,7 @@ def main(argv: list[str] | None = None) -> None:
                                                      "head": "voronoi"}.get(evaluator, evaluator),
                                           think_ms=args.ms, engine=engine, max_concurrent=None,
                                           network_weight=0.5 if evaluator == "blend" else 1.0,
-                                          **extra)
+                                          threads=1, **extra)
             acc = fresh_accumulator if evaluator in ("nnue", "blend") else no_accumulator
             m = measure(strategy, requests, acc)
             print(f"11x11 {label:<8} {strategy.engine:<8} {evaluator:<7}: "
@@ -296,9 +419,12 @@ def main(argv: list[str] | None = None) -> None:
     if args.smp > 1:
         smp_effect(max(args.positions, 6), args.ms, args.smp)
 
+    if args.against:
+        against(args.against, args.ms, max(args.positions, 6), args.rounds)
+
     if args.profile:
         request = positions(2, 1)[0]
-        strategy = SearchStrategy(think_ms=args.ms)
+        strategy = SearchStrategy(think_ms=args.ms, threads=1)
         profiler = cProfile.Profile()
         profiler.enable()
         strategy.search(request)

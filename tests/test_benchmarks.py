@@ -106,3 +106,17 @@ def test_the_search_benchmark_measures_every_row_and_names_the_default(capsys):
         named = {tuple(line.split(":")[0].split()[-2:]) for line in rows if label in line}
         assert named == {("compiled", "voronoi"), ("python", "voronoi"), ("compiled", "default")}
     assert re.fullmatch(r"search: \d+ nodes/s, depth \d+ on 11x11 1v1", out[-1])
+
+
+def test_the_search_comparison_probes_a_checkout_and_times_depths_alike():
+    """``--against``: the probe runs in a checkout of its own (here this one) and says when
+    each depth was completed; time to depth compares the deepest depth every run
+    completed."""
+    from pathlib import Path
+    root = Path(bench_search.__file__).resolve().parents[1]
+    searches = bench_search.probe(root, 20, 1, 1)
+    assert [s["snakes"] for s in searches] == [2, 4]
+    assert all(s["nodes"] > 0 and s["threads"] == 1 and "1" in s["times"] for s in searches)
+    old = [[{"times": {"1": 1.0, "2": 4.0, "3": 10.0}}]]
+    new = [[{"times": {"1": 1.0, "2": 2.0}}], [{"times": {"1": 1.0, "2": 3.0}}]]
+    assert bench_search.time_to_depth(old, new) == 2.5 / 4.0    # depth 2: both completed it
