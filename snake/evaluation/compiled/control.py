@@ -496,7 +496,7 @@ def partition_two_words(g, s, work):
         foods_hi |= b
     # Bodies block their squares; each square's count of segments (the state's ``occ``) is
     # what frees it when the last of them has left.
-    living = 0
+    living, longest = 0, 0
     for i in range(n):
         work[food_d + i] = -1
         if s[causes + i] != ALIVE:
@@ -507,7 +507,9 @@ def partition_two_words(g, s, work):
             a, b = _square(work[bit + c])
             blocked_lo |= a
             blocked_hi |= b
-            work[left_on + c] = s[occ + c]
+            if s[occ + c] > 1:          # stacked: counted down as its segments leave
+                work[left_on + c] = s[occ + c]
+        longest = max(longest, length)
         # Claiming order: longest first, ties in board order (a stable insertion).
         r = living
         while r > 0 and s[lengths + work[order + r - 1]] < length:
@@ -539,14 +541,17 @@ def partition_two_words(g, s, work):
     while moving:
         d += 1
         moving = False
-        if not constrictor:         # the segments that leave on this move
+        if not constrictor and d <= longest:    # the segments that leave on this move
             for r in range(living):
                 i = work[order + r]
                 k = s[lengths + i] - d
                 if k >= 0:
                     c = s[bodies + i * capacity + ((s[hps + i] - k) & mask)]
-                    work[left_on + c] -= 1
-                    if work[left_on + c] == 0:
+                    free = s[occ + c] == 1
+                    if not free:
+                        work[left_on + c] -= 1
+                        free = work[left_on + c] == 0
+                    if free:
                         a, b = _square(work[bit + c])
                         blocked_lo &= ~a
                         blocked_hi &= ~b
@@ -651,7 +656,7 @@ def _distance(g, a, b):
     return dx + dy
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def _style_value(g, s, i, work):
     """Snake ``i``'s value by the style's weights, from the partition in ``work`` (``i``
     alive): :func:`snake.evaluation.control.style_value`."""
@@ -729,7 +734,7 @@ def _soft(v):
     return a if v > 0 else -a
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def _measure(g, s, i, work, out):
     """Snake ``i``'s :data:`MEASUREMENTS` into ``out``, from the partition in ``work``
     (``i`` alive): :func:`snake.evaluation.control.measure`."""
@@ -771,7 +776,7 @@ def _measure(g, s, i, work, out):
     _around_head(g, s, i, work, out)
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def _around_head(g, s, i, work, out):
     """The last five :data:`MEASUREMENTS` of snake ``i`` (alive): its moves, the risky
     ones, prey, the nearest threat and whether its tail is its own
@@ -812,7 +817,7 @@ def _around_head(g, s, i, work, out):
     out[18] = 1.0 if tail == head or (own >> np.uint64(b & 63)) & _ONE else 0.0
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def _head_value(work, at, x):
     """The learned head at ``work[at:]`` (hidden size, whether it is residual, then per
     hidden unit its weights and bias, then the output's weights and bias, as float64: the
@@ -838,7 +843,7 @@ def _head_value(work, at, x):
     return math.tanh(z / 2.0)
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def _value(g, s, i, work):
     """Snake ``i``'s value from the partition in ``work`` (``i`` alive): the style's, or
     the learned head's when the workspace holds one, clamped
