@@ -93,7 +93,7 @@ NEVER_YIELD = 2**62
 # Exact results
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def terminal_value(g, s, you, ply):
     """The exact value of a finished line for ``you``, or :data:`NOT_TERMINAL`."""
     over = is_game_over(g, s)
@@ -132,7 +132,7 @@ def busy(ledger):
 # The tree
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def _joint_move(opponent_moves, opponent_counts, k_opponents, index, out, best_reply):
     """The ``index``-th joint move of the opponents into ``out``; returns its code
     (base 4, opponent 0 lowest). Joint replies (``best_reply`` false) are the product of
@@ -305,7 +305,7 @@ def _enter(g, stack, ply, you, opponents, cheap, only_move, moves, scratch, fram
     return NOT_TERMINAL
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def _start_my_move(ply, frame, bounds, null_window):
     """Begin the opponents' replies to your move ``frame[ply, F_A]``; with ``null_window``
     only whether it beats alpha is asked (PVS: a later move is searched with the window
@@ -325,7 +325,7 @@ def _start_my_move(ply, frame, bounds, null_window):
         bounds[ply, B_BETA_MIN] = beta
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def _next_joint(ply, frame):
     """The index of the next joint move to try at ``ply``, or -1 when all were tried."""
     if frame[ply, F_DONE]:
