@@ -232,6 +232,17 @@ def _both(bits, a, b, j):
 # The partition
 
 
+@njit(inline="always", **JIT)
+def _claiming_rank(s, lengths, work, order, living, i):
+    """Put snake ``i`` among the ``living`` snakes ranked at ``work[order:]`` in claiming
+    order: longest first, ties in board order (a stable insertion)."""
+    r = living
+    while r > 0 and s[lengths + work[order + r - 1]] < s[lengths + i]:
+        work[order + r] = work[order + r - 1]
+        r -= 1
+    work[order + r] = i
+
+
 @njit(**JIT)
 def partition(g, s, work):
     """Divide the board among the living snakes of ``s`` (module docstring); the squares
@@ -295,12 +306,7 @@ def partition_any_size(g, s, work):
             c = s[body + ((hp - k) & mask)]
             _add(bits, blocked, work[bit + c])
             work[free + c] = 0
-        # Claiming order: longest first, ties in board order (a stable insertion).
-        r = living
-        while r > 0 and s[lengths + work[order + r - 1]] < length:
-            work[order + r] = work[order + r - 1]
-            r -= 1
-        work[order + r] = i
+        _claiming_rank(s, lengths, work, order, living, i)
         living += 1
     if not constrictor:
         for i in range(n):
@@ -510,12 +516,7 @@ def partition_two_words(g, s, work):
             if s[occ + c] > 1:          # stacked: counted down as its segments leave
                 work[left_on + c] = s[occ + c]
         longest = max(longest, length)
-        # Claiming order: longest first, ties in board order (a stable insertion).
-        r = living
-        while r > 0 and s[lengths + work[order + r - 1]] < length:
-            work[order + r] = work[order + r - 1]
-            r -= 1
-        work[order + r] = i
+        _claiming_rank(s, lengths, work, order, living, i)
         living += 1
     # The heads: claimed on move 0, each its snake's first front; the rank where each
     # rank's group of equal lengths begins.
