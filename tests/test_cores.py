@@ -69,3 +69,15 @@ def test_a_process_with_every_slot_held_still_searches_alone():
     ledger.slots[:, 0] = os.getppid()                   # every slot held by a living process
     with ledger.searching() as in_flight:
         assert in_flight == 1 and ledger.share(in_flight) == 4
+
+
+def test_without_a_temporary_folder_the_ledger_still_counts(monkeypatch):
+    import tempfile
+
+    def refuse(*args, **kwargs):
+        raise OSError("read-only file system")
+    monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
+    ledger = CoreLedger(cores=2)
+    with ledger.searching() as in_flight:
+        assert in_flight == 1 and ledger.in_flight() == 1
+    assert ledger.in_flight() == 0

@@ -91,9 +91,17 @@ class CoreLedger:
 
     def __init__(self, cores: int | None = None) -> None:
         self.cores = available_cores() if cores is None else max(1, int(cores))
-        self._file = tempfile.TemporaryFile(prefix="nuppeppou-cores-")
-        self._file.truncate(SLOTS * 2 * 8)
-        self._page = mmap.mmap(self._file.fileno(), SLOTS * 2 * 8)
+        size = SLOTS * 2 * 8
+        try:
+            self._file = tempfile.TemporaryFile(prefix="nuppeppou-cores-")
+            self._file.truncate(size)
+            self._page = mmap.mmap(self._file.fileno(), size)
+        except OSError:
+            # No temporary folder to write in: an anonymous page, still shared by forked
+            # processes, whose slots are claimed without the record lock (two processes
+            # claiming at the same instant could then share a slot and miscount).
+            self._file = None
+            self._page = mmap.mmap(-1, size)
         #: per slot: the pid that holds it (0: free) and its searches in flight; the
         #: compiled search reads it (:func:`snake.search.compiled.tree.busy`)
         self.slots = np.frombuffer(self._page, dtype=np.int64).reshape(SLOTS, 2)
@@ -103,12 +111,17 @@ class CoreLedger:
 
     def _own_slot(self) -> int | None:
         """This process's slot, claimed at its first search (``None``: every slot is
-        held by a living process)."""
+        held by a living process, or the lock could not be taken: uncounted, the search
+        then takes the share of a server with no other search in flight)."""
         pid = os.getpid()
         if self._slot is not None and self._slot_pid == pid:
             return self._slot
-        fd = self._file.fileno()
-        fcntl.lockf(fd, fcntl.LOCK_EX)      # released by the kernel if this process dies
+        fd = None if self._file is None else self._file.fileno()
+        try:
+            if fd is not None:
+                fcntl.lockf(fd, fcntl.LOCK_EX)  # released by the kernel if this process dies
+        except OSError:
+            return None                         # not counted: it searches on its share of one
         try:
             chosen = None
             for k in range(SLOTS):
@@ -125,7 +138,8 @@ class CoreLedger:
                 self.slots[chosen, _SEARCHES] = 0
                 self.slots[chosen, _PID] = pid
         finally:
-            fcntl.lockf(fd, fcntl.LOCK_UN)
+            if fd is not None:
+                fcntl.lockf(fd, fcntl.LOCK_UN)
         self._slot, self._slot_pid = chosen, pid
         return chosen
 
