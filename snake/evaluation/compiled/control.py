@@ -464,10 +464,9 @@ def _square(b):
 @njit(**JIT)
 def partition_two_words(g, s, work):
     """:func:`partition` where a set is two words (a board of at most 128 squares, rows
-    under 64): the
-    same layers, each set in two machine words, the snakes' fronts and claims kept by
-    claiming rank, and a body square freed when the last segment on it leaves (the state's
-    ``occ`` counts them)."""
+    under 64): the same layers, each set in two machine words, the snakes' fronts and
+    claims kept by claiming rank, and a body square freed when the last segment on it
+    leaves (the state's ``occ`` counts them)."""
     bits = work.view(np.uint64)
     n, cells = g[G_N], g[G_CELLS]
     width, height = g[G_WIDTH], g[G_HEIGHT]
