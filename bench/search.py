@@ -2,7 +2,7 @@
 
     python -m bench.search [--ms 400] [--positions 3] [--network [--hidden 128 32 | --weights F]]
         [--value-head F] [--profile] [--threads] [--pvs] [--smp THREADS]
-        [--against COMMIT [--rounds 3]]
+        [--against COMMIT [--rounds 3] [--nodes N]]
 
 Positions: a few turns into seeded games on 11x11 standard, 1v1 and 4 snakes, every snake
 played by a quick search (so the positions are ones a game really reaches). For each
@@ -32,7 +32,9 @@ rows above ask it for one. ``--against COMMIT`` compares the default search with
 each in its own checkout and process (a ``git archive`` in the temporary folder, compiled
 there once), alternated ``--rounds`` times on the same positions: nodes per second on one
 thread, this tree's on every core, and time to depth (the deepest depth both completed:
-the ratio of the times). ``--smp THREADS`` measures
+the ratio of the times); with ``--nodes N``, searches of N nodes on one thread and the
+time a node, the best of the rounds per position (the same work each time: the steadiest
+comparison on a noisy machine). ``--smp THREADS`` measures
 lazy SMP (one search in THREADS threads sharing its table): the depth completed in ``--ms``
 and the time to complete one depth more, against one thread, same positions, empty tables.
 ``--pvs`` measures what principal
@@ -230,7 +232,11 @@ import json, sys, threading, time
 from bench.search import positions
 from snake.search.strategy import make_search_strategy
 ms, count, threads = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-strategy = make_search_strategy("search", overrides={"think_ms": ms, "threads": threads})
+nodes = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+options = {"think_ms": ms, "threads": threads}
+if nodes:
+    options["max_nodes"] = nodes
+strategy = make_search_strategy("search", overrides=options)
 out = []
 for n in (2, 4):
     for request in positions(n, count):
@@ -268,12 +274,13 @@ def archive(ref: str) -> Path:
     return folder
 
 
-def probe(tree: Path, ms: float, count: int, threads: int) -> list[dict]:
-    """:data:`PROBE` run in ``tree``, in a process of its own (its own compiled code)."""
+def probe(tree: Path, ms: float, count: int, threads: int, nodes: int = 0) -> list[dict]:
+    """:data:`PROBE` run in ``tree``, in a process of its own (its own compiled code);
+    with ``nodes``, searches of that many nodes (one thread) instead of ``ms``."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("NUMBA_CACHE_DIR", "NUPPEPPOU_NUMBA_CACHE_BASE", "PYTHONPATH")}
-    done = subprocess.run([sys.executable, "-c", PROBE, str(ms), str(count), str(threads)],
-                          cwd=tree, env=env, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", PROBE, str(ms), str(count), str(threads),
+                           str(nodes)], cwd=tree, env=env, capture_output=True, text=True)
     lines = [line for line in done.stdout.splitlines() if line.startswith("PROBE ")]
     if done.returncode != 0 or not lines:
         raise SystemExit(f"the probe failed in {tree}:\n{done.stderr[-2000:]}")
@@ -292,6 +299,27 @@ def time_to_depth(a: list[dict], b: list[dict]) -> float:
         ratios.append(statistics.median(run[k]["times"][depth] for run in b)
                       / max(statistics.median(run[k]["times"][depth] for run in a), 1e-6))
     return statistics.median(ratios) if ratios else float("nan")
+
+
+def against_at_nodes(ref: str, nodes: int, count: int, rounds: int) -> None:
+    """COMMIT's default search against this tree's at a fixed node count, one thread:
+    the time a node, the best of ``rounds`` alternated runs per position (the same work
+    each run, so the best is the least disturbed one), median over the positions."""
+    old, here = archive(ref), Path(__file__).resolve().parents[1]
+    runs: dict[str, list[list[dict]]] = {ref: [], "this tree": []}
+    for _ in range(rounds):
+        for label, tree in ((ref, old), ("this tree", here)):
+            runs[label].append(probe(tree, 60_000, count, 1, nodes))
+    print(f"against {ref} at {nodes:,} nodes a search, one thread, {count} positions each, "
+          f"best of {rounds} alternated runs per position, median:")
+    for n_snakes, label in ((2, "1v1"), (4, "4 snakes")):
+        ns = {}
+        for name, r in runs.items():
+            per = [[s["wall"] / max(s["nodes"], 1) * 1e9 for s in run if s["snakes"] == n_snakes]
+                   for run in r]
+            ns[name] = statistics.median(min(column) for column in zip(*per))
+        print(f"11x11 {label:<8} ns a node: {ref} {ns[ref]:,.0f}, this tree "
+              f"{ns['this tree']:,.0f} ({ns['this tree'] / ns[ref]:.3f}x)")
 
 
 def against(ref: str, ms: float, count: int, rounds: int) -> None:
@@ -351,6 +379,9 @@ def main(argv: list[str] | None = None) -> None:
                              "to depth; one thread and every core)")
     parser.add_argument("--rounds", type=int, default=3,
                         help="--against: rounds of runs, alternated (3)")
+    parser.add_argument("--nodes", type=int, default=0,
+                        help="--against: searches of this many nodes instead of --ms, and the "
+                             "time a node (the steadiest A/B on a noisy machine)")
     args = parser.parse_args(argv)
 
     network = None
@@ -422,7 +453,10 @@ def main(argv: list[str] | None = None) -> None:
         smp_effect(max(args.positions, 6), args.ms, args.smp)
 
     if args.against:
-        against(args.against, args.ms, max(args.positions, 6), args.rounds)
+        if args.nodes:
+            against_at_nodes(args.against, args.nodes, max(args.positions, 6), args.rounds)
+        else:
+            against(args.against, args.ms, max(args.positions, 6), args.rounds)
 
     if args.profile:
         request = positions(2, 1)[0]

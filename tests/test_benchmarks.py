@@ -117,6 +117,8 @@ def test_the_search_comparison_probes_a_checkout_and_times_depths_alike():
     searches = bench_search.probe(root, 20, 1, 1)
     assert [s["snakes"] for s in searches] == [2, 4]
     assert all(s["nodes"] > 0 and s["threads"] == 1 and "1" in s["times"] for s in searches)
+    limited = bench_search.probe(root, 60_000, 1, 1, nodes=500)
+    assert len(limited) == 2 and all(s["nodes"] in (500, 501) for s in limited)   # (stops past it)
     old = [[{"times": {"1": 1.0, "2": 4.0, "3": 10.0}}]]
     new = [[{"times": {"1": 1.0, "2": 2.0}}], [{"times": {"1": 1.0, "2": 3.0}}]]
     assert bench_search.time_to_depth(old, new) == 2.5 / 4.0    # depth 2: both completed it
