@@ -31,6 +31,9 @@ if _HERE not in sys.path:
 # Checked before anything is made (the metrics' folder, the app); as
 # snake.serving.service.load_settings checks them, whose imports would make the metrics
 # before their folder is set.
+# The ledger of the server's searches in flight (snake/search/cores.py) is made here, in the
+# master, so that every worker forked from it shares it, preloaded app or not.
+import snake.search.cores  # noqa: E402, F401
 from snake.settings import Settings, SettingsError  # noqa: E402
 from snake.strategies import check_name  # noqa: E402
 

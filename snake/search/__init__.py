@@ -13,7 +13,9 @@ Positions are valued by :mod:`snake.evaluation`; a search answers a
 :class:`snake.decision.SearchResult`.
 
 - :mod:`.strategy`: :class:`SearchStrategy`, its variants (:data:`VARIANTS`) and
-  :func:`make_search_strategy`; the registry :mod:`snake.strategies` offers them by name.
+  :func:`make_search_strategy`; the registry :mod:`snake.strategies` offers them by name;
+- :mod:`.cores`: the server's searches in flight across its processes, and each search's
+  share of the cores.
 
 The package imports none of them, so a module may use one part without loading the rest.
 """
