@@ -388,7 +388,8 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, h
                     ctl[C_ABORT] = 1
                     ctl[C_STOP_REASON] = STOP_HALTED
                     return 0.0
-                if busy(ledger) > yield_above:     # a helper whose core another search needs
+                if yield_above < NEVER_YIELD and busy(ledger) > yield_above:
+                    # a helper whose core another search needs (the main thread never reads)
                     ctl[C_ABORT] = 1
                     ctl[C_STOP_REASON] = STOP_YIELDED
                     return 0.0
