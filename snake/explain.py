@@ -21,15 +21,19 @@ from snake.board import GameState, MoveRequest, RequestError, parse_request
 from snake.decision import Decision, SearchResult
 from snake.diagram import to_ascii
 from snake.evaluation.control import HUNGER_MARGIN, board_control, food_health, hunger
+from snake.records.names import snake_names
 from snake.rules import MOVES, apply_rules, distance, next_square
 from snake.settings import Settings, SettingsError
 from snake.strategies import get_strategy
 
 
 def explain(request: MoveRequest, decision: Decision, strategy: str) -> str:
-    """The explanation of ``decision`` for ``request`` as text."""
+    """The explanation of ``decision`` for ``request`` as text. Snakes are named by their
+    names (:func:`snake.records.names.snake_names`: the start of the id only where two share
+    a name); the drawing's letters are keyed to the names at the top."""
     state, you = request.state, request.you
     board = state.board
+    names = snake_names([(s.id, s.name) for s in board.snakes] + [(you.id, you.name)])
     lines = [
         f"game {state.game.id}  turn {state.turn}  ruleset {state.ruleset.name}  "
         f"{board.width}x{board.height}  map {state.game.map}",
@@ -41,10 +45,10 @@ def explain(request: MoveRequest, decision: Decision, strategy: str) -> str:
     for s in board.living_snakes:
         me = "  <- you" if s.id == you.id else ""
         squad = f"  squad {s.squad}" if s.squad else ""
-        lines.append(f"  {letters[s.id]}: {s.name or s.id} ({s.id})  length {s.length}  "
+        lines.append(f"  {letters[s.id]}: {names[s.id]}  length {s.length}  "
                      f"health {s.health}{squad}{me}")
     if you.id not in letters:
-        lines.append(f"  you ({you.id}) are not on the board")
+        lines.append(f"  you ({names[you.id]}) are not on the board")
     lines += ["", to_ascii(state), ""]
     if len(letters) > 26:
         lines[-1:-1] = ["(the drawing letters snakes past the 26th as it does the first: "
@@ -69,8 +73,8 @@ def explain(request: MoveRequest, decision: Decision, strategy: str) -> str:
             if move in decision.scores:
                 lines.append(f"  {move:<5}  {decision.scores[move]:.4f}")
     if decision.search is not None:
-        lines += _explain_search(decision.search, letters, state)
-    lines += _explain_food(request, decision, letters)
+        lines += _explain_search(decision.search, names, state)
+    lines += _explain_food(request, decision, names)
     if decision.candidates:
         lines.append(f"candidates: {', '.join(decision.candidates)}")
     lines.append(f"move: {decision.move}  (strategy {strategy}, by {method})")
@@ -92,10 +96,11 @@ def _partial(search: SearchResult) -> str:
             f"root scores are depth {depth}'s, which scored {move} {value:.4f})")
 
 
-def _explain_search(search: SearchResult, letters: dict[str, str],
+def _explain_search(search: SearchResult, names: dict[str, str],
                     state: GameState | None = None) -> list[str]:
     """The search's summary: what it searched, how deep, and the line it expects (played by
-    the rules from ``state``, so that a snake is shown only while it lives)."""
+    the rules from ``state``, so that a snake is shown only while it lives), snakes named
+    as ``names`` shows each by id."""
     lines = [
         f"search: {search.algorithm} ({search.engine}) with {search.evaluator} evaluation, "
         f"depth {search.depth}, {search.nodes} nodes"
@@ -111,8 +116,8 @@ def _explain_search(search: SearchResult, letters: dict[str, str],
     if search.iterations:
         lines.append("  iterations: " + ", ".join(
             f"depth {depth} {move} at {ms} ms" for depth, move, _, _, ms in search.iterations))
-    searched = [letters.get(sid, sid) for sid in search.opponents]
-    cheap = [letters.get(sid, sid) for sid in search.cheap]
+    searched = [names.get(sid, sid) for sid in search.opponents]
+    cheap = [names.get(sid, sid) for sid in search.cheap]
     if searched or cheap:
         how = " (best replies: one at a time)" if search.replies == "best" and searched else ""
         lines.append(f"  opponents searched{how}: {', '.join(searched) or 'none'}; "
@@ -133,7 +138,7 @@ def _explain_search(search: SearchResult, letters: dict[str, str],
     for ply, moves in enumerate(search.pv, start=1):
         living = ({s.id for s in line_state.board.living_snakes} if line_state is not None
                   else set(moves))
-        joint = ", ".join(f"{letters.get(sid, sid)} {move}" for sid, move in moves.items()
+        joint = ", ".join(f"{names.get(sid, sid)} {move}" for sid, move in moves.items()
                           if sid in living)
         lines.append(f"  pv {ply}: {joint}")
         if line_state is not None:
@@ -143,7 +148,7 @@ def _explain_search(search: SearchResult, letters: dict[str, str],
     return lines
 
 
-def _explain_food(request: MoveRequest, decision: Decision, letters: dict[str, str]) -> list[str]:
+def _explain_food(request: MoveRequest, decision: Decision, names: dict[str, str]) -> list[str]:
     """Why food was or was not taken: each food with who is nearest (moves, Manhattan,
     the short way round when the board wraps), the food the board-control partition gives
     ``you`` and how far, whether health reaches it, and whether the move goes nearer."""
@@ -168,11 +173,11 @@ def _explain_food(request: MoveRequest, decision: Decision, letters: dict[str, s
         if not rivals or rivals[0][0] > mine:
             mate = min(mates, key=lambda s: far(s.head, food), default=None)
             who = ("nearest to you" if mate is None or far(mate.head, food) >= mine
-                   else f"nearest to {letters.get(mate.id, mate.id)}, your squadmate")
+                   else f"nearest to {names.get(mate.id, mate.id)}, your squadmate")
         else:
             d, _, s = rivals[0]
             stronger = s.length >= you.length
-            who = (f"{letters.get(s.id, s.id)} is {'as near' if d == mine else 'nearer'} "
+            who = (f"{names.get(s.id, s.id)} is {'as near' if d == mine else 'nearer'} "
                    f"({d}), {'as long or longer' if stronger else 'shorter'}")
         lines.append(f"  {food}: {mine} squares away as the crow flies; {who}")
     nearest_food = min(board.food, key=lambda f: far(you.head, f))

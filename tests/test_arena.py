@@ -967,8 +967,8 @@ def test_the_postmortem_looks_back_at_a_death(capsys, tmp_path):
     """, {"A": "up", "B": "down"})
     assert postmortem([str(tmp_path), "--nodes", "500", "--moves", "3"]) == 0
     out = capsys.readouterr().out
-    assert ("game-00001.jsonl: died on its move from turn 10 (snake-collision, by B theirs; "
-            "trapped); A mine, B theirs") in out
+    assert ("game-00001.jsonl: died on its move from turn 10 (snake-collision, by theirs; "
+            "trapped); snakes: mine, theirs") in out
     assert "no safe move" in out
     assert "game-00002" not in out
     assert "looked at 3 moves back with search at 500 nodes a move:\n1 deaths (1 trapped)" in out
@@ -1107,11 +1107,40 @@ def test_the_postmortem_says_whether_the_killer_was_searched(capsys, tmp_path, s
     assert postmortem([str(tmp_path), "--nodes", "2000", "--moves", "1",
                        "--strategy", strategy]) == 0
     out = capsys.readouterr().out
-    assert "(head-collision, by C theirs)" in out
+    # B and C share the name "theirs": each is told apart by the start of its id
+    assert "(head-collision, by theirs#C); snakes: mine, theirs#B, theirs#C" in out
     row = next(line for line in out.splitlines() if line.strip().startswith("10 "))
     assert row.rstrip().endswith(role)
+    # the searched and cheap snakes by name: "theirs#B (joint)  theirs#C  cheap"
+    searched = "theirs#B (" if cheap else "theirs#B, theirs#C ("
+    assert searched in row and ("  theirs#C  " in row) == bool(cheap)
     assert ("killed by another snake: 1; that snake played cheaply at its last choice not yet "
             f"proven lost in {cheap}, at some such choice in {cheap}") in out
+
+
+def test_the_tally_names_players_by_their_names_never_by_ids(capsys, tmp_path):
+    """The tally speaks of players, by name (a player's snakes are the snakes of its name:
+    the two named "theirs" are one player's two seats), and of no snake by its id, here
+    the official engine's UUIDs."""
+    from snake.arena.tally import main as tally
+    write_record(tmp_path / "game-00001.jsonl", BETWEEN, {"A": "down", "B": "up", "C": "up"},
+                 winner="C")
+    write_record(tmp_path / "game-00002.jsonl", CORNERED, {"A": "down", "B": "down"})
+    uuids = {k: f"{k.lower() * 8}-d8cb-4cc9-853f-c7ec4e880bce" for k in "ABC"}
+    for path in tmp_path.glob("game-*.jsonl"):
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        for line in lines[1:-1]:
+            for snake in line["board"]["snakes"] + [line["you"]]:
+                snake["id"] = uuids[snake["id"]]
+        lines[-1]["winnerId"] = uuids.get(lines[-1]["winnerId"], "")
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert tally([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "standard 11x11, 3 snakes, against 2x theirs\n  mine: 1 games, +0 =0 -1" in out
+    assert "standard 7x7, 2 snakes, against theirs\n  mine: 1 games, +0 =0 -1" in out
+    assert not any(uuid[:8] in out for uuid in uuids.values())
+    assert tally([str(tmp_path), "--player", "theirs"]) == 0
+    assert "theirs: 2 games, +2 =0 -0" in capsys.readouterr().out
 
 
 #: The last turns of a recorded loss (tests/data; the record of the arena game, trimmed).

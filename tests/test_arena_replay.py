@@ -101,3 +101,23 @@ def test_render_command(tmp_path, capsys):
     (tmp_path / "bad.jsonl").write_text("nope\n")
     assert render_main([str(tmp_path / "bad.jsonl")]) == 2
     assert "render: error" in capsys.readouterr().err
+
+
+def test_the_viewer_names_snakes_and_tells_apart_two_that_share_a_name():
+    """The viewer's list of snakes names each by its name; two that share one, by the name
+    and the start of the id (snake.records.names), on every view alike."""
+    state = from_ascii("""
+        . . . . . . .
+        . A a . . . .
+        . . . . . . .
+        . B b b . . .
+        . . . . . . .
+        . C c c . . .
+        . . . . . . .
+    """, turn=0).state
+    looks = {"A": SnakeLook("alpha"), "B": SnakeLook("twin"), "C": SnakeLook("twin")}
+    replay = Replay(game_object(state))
+    replay.turns.append(request_body(state, "A", looks))
+    replay.result = result_line("C", "twin", False)
+    assert replay.names() == {"A": "alpha", "B": "twin#B", "C": "twin#C"}
+    assert [s["name"] for s in frames_of(replay)["snakes"]] == ["alpha", "twin#B", "twin#C"]

@@ -372,6 +372,108 @@ def test_with_the_game_log_off_the_dashboard_says_so(monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------
+# Names, not ids; finished games first
+
+#: The official engine's ids, and names: two opponents named alike.
+UUIDS = {"s0": "1f1f2b41-d8cb-4cc9-853f-c7ec4e880bce", "s1": "908404b4-5b4e-4f6c-9a51-2b4c7f1e0a11",
+         "s2": "3c0ffee0-0000-4000-8000-000000000001", "s3": "3c0ffee1-0000-4000-8000-000000000002"}
+NAMES = {"s0": "nuppeppou", "s1": "copperhead", "s2": "hydra", "s3": "hydra"}
+#: How the pages name them (snake.records.names): the two alike by the start of their ids.
+SHOWN = {"nuppeppou", "copperhead", "hydra#3c0ffee0", "hydra#3c0ffee1"}
+
+
+def named(bodies: list[dict], end: dict) -> tuple[list[dict], dict]:
+    """The bodies of a game of snakes s0..s3 with :data:`UUIDS` and :data:`NAMES`."""
+    for body in bodies + [end]:
+        for s in body["board"]["snakes"] + [body["you"]]:
+            if s["id"] in UUIDS:
+                s["name"], s["id"] = NAMES[s["id"]], UUIDS[s["id"]]
+    return bodies, end
+
+
+@pytest.fixture(scope="module")
+def games(tmp_path_factory):
+    """A game log with a four-snake game the search played to its end, its snakes named as
+    the official engine would (:func:`named`); a one-position probe (a /move, then an /end
+    of the same position: unfinished); and a game in play (no /end yet)."""
+    from snake.search.strategy import SearchStrategy
+    log = GameLog(tmp_path_factory.mktemp("names") / "games.db")
+    app = create_app(network=None, strategy=SearchStrategy(think_ms=20, engine="compiled",
+                                                           max_concurrent=None), game_log=log)
+    client = app.test_client()
+    play_through(client, *named(*game_bodies(seed=22, snakes=4, side=11, game_id="four")))
+    probe = game_bodies(seed=23, game_id="probe")[0][0]
+    assert client.post("/move", json=probe).status_code == 200
+    assert client.post("/end", json=probe).status_code == 200
+    in_play = game_bodies(seed=24, game_id="in-play")[0][:3]
+    assert client.post("/start", json=in_play[0]).status_code == 200
+    assert all(client.post("/move", json=body).status_code == 200 for body in in_play)
+    assert log.flush()
+    yield log
+    log.close()
+
+
+@pytest.fixture
+def games_client(games, monkeypatch):
+    monkeypatch.delenv("NUPPEPPOU_DASHBOARD_TOKEN", raising=False)
+    return create_app(network=None, strategy="floodfill", game_log=games).test_client()
+
+
+def _why(text: str) -> dict:
+    return json.loads(re.search(r'<script id="why-data" type="application/json">(.*?)</script>',
+                                text, re.S).group(1))
+
+
+def test_a_game_page_names_the_snakes_by_their_names(games_client):
+    """The four-snake game's page: the header, and for every searched turn the opponents
+    searched and played cheaply and the expected line (what "why this move" shows), name
+    each snake by its name, the two named alike by the start of their ids; no id is left in
+    what the panel shows."""
+    text = games_client.get("/games/four").get_data(as_text=True)
+    assert "as nuppeppou · against copperhead, hydra#3c0ffee0, hydra#3c0ffee1" in text
+    why = _why(text)
+    searches = [w["reasons"]["search"] for w in why.values() if w["by"] == "search"]
+    assert searches
+    searched = {name for s in searches for name in s["opponents"] + s["cheap"]}
+    in_lines = {name for s in searches for ply in s["pv"] for name in ply}
+    assert searched == SHOWN - {"nuppeppou"} and in_lines == SHOWN
+    assert not any(uuid in json.dumps(why) for uuid in UUIDS.values())
+    # the replay's list of snakes names them alike
+    data = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>',
+                                text, re.S).group(1))
+    assert {s["name"] for s in data["snakes"]} == SHOWN
+
+
+def test_the_list_shows_finished_games_unless_asked_for_the_others(games_client):
+    """Probes and games not finished do not bury the games played: the list shows finished
+    games, says how many others there are with links to them, and its result filter shows
+    them (``not-finished``, ``all``, or one result)."""
+    def listed(**query):
+        page = games_client.get("/games", query_string=query)
+        assert page.status_code == 200
+        text = page.get_data(as_text=True)
+        return {g for g in ("four", "probe", "in-play") if f'href="/games/{g}?you=' in text}
+
+    text = games_client.get("/games").get_data(as_text=True)
+    assert listed() == listed(result="finished") == {"four"}
+    assert ("copperhead, hydra#3c0ffee0, hydra#3c0ffee1</td>" in text
+            and "<td>nuppeppou</td>" in text)                       # names in the list too
+    hidden = re.search(r'<p class="muted" id="hidden">(.*?)</p>', text).group(1)
+    assert hidden.startswith("2 games not finished")
+    assert 'href="/games?page=1&amp;result=not-finished"' in hidden
+    assert 'href="/games?page=1&amp;result=all"' in hidden
+    assert listed(result="not-finished") == {"probe", "in-play"}
+    assert listed(result="all") == {"four", "probe", "in-play"}
+    assert listed(result="unfinished") == {"probe"} and listed(result="playing") == {"in-play"}
+    form = re.search(r'<form id="filter".*?</form>', text, re.S).group(0)
+    assert '<option value="" selected>finished</option>' in form
+    assert '<option value="not-finished">' in form and '<option value="all">' in form
+    every = games_client.get("/games?result=all").get_data(as_text=True)
+    assert '<option value="all" selected>all</option>' in every and 'id="hidden"' not in every
+    assert games_client.get("/games?result=unfinished;1").status_code == 400
+
+
+# ---------------------------------------------------------------------------------------
 # In a real browser
 
 
@@ -452,3 +554,57 @@ def test_the_list_filters_by_ruleset_result_and_opponent(client, played):
     assert client.get("/games", query_string={"result": "x' OR 1"}).status_code == 400
     form = client.get("/games").get_data(as_text=True)
     assert '<form id="filter"' in form and 'name="opponent"' in form
+
+
+def test_a_four_snake_game_against_named_http_snakes_in_a_real_browser(tmp_path, monkeypatch):
+    """The service plays a four-snake game in the arena against three HTTP snakes named
+    copperhead, hydra and viper. Its page, loaded in Chromium, names them in what "why this
+    move" shows (the searched opponents and the expected line), where it once printed
+    their ids; a screenshot is kept (``dashboard-names.png`` in NUPPEPPOU_SCREENSHOTS)."""
+    from snake.arena.__main__ import main as arena
+    from snake.observability.gamelog.reader import find_game, game_turns
+    from snake.search.strategy import SearchStrategy
+    from tests.test_arena_http import SnakeServer
+    chromium = _chromium()
+    monkeypatch.delenv("NUPPEPPOU_DASHBOARD_TOKEN", raising=False)
+    log = GameLog(tmp_path / "games.db")
+    app = create_app(network=None, strategy=SearchStrategy(think_ms=20, engine="compiled",
+                                                           max_concurrent=None), game_log=log)
+    servers = [make_server("127.0.0.1", 0, app, threaded=True)]
+    servers += [SnakeServer("floodfill") for _ in range(3)]
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    ours = f"http://127.0.0.1:{servers[0].server_port}"
+    others = dict(zip(("copperhead", "hydra", "viper"), (s.url for s in servers[1:])))
+    try:
+        assert arena([f"nuppeppou={ours}", *(f"{n}={url}" for n, url in others.items()),
+                      "--seats", "nuppeppou,copperhead,hydra,viper", "-g", "1", "--seed", "5",
+                      "--max-turns", "30", "--parallel", "1", "--quiet",
+                      "-o", str(tmp_path / "runs")]) == 0
+        assert log.flush()
+        conn = connect_readonly(tmp_path / "games.db")
+        (game_id,) = conn.execute("SELECT game_id FROM games").fetchone()
+        game = find_game(conn, game_id)
+        ids = [s["id"] for s in game.snakes]
+        assert game.you == "nuppeppou" and sorted(game.opponents) == sorted(others)
+        # a turn whose search searched opponents and expects their moves
+        turn = next(t.turn for t in game_turns(conn, game) if t.answered_by == "search"
+                    and len(t.reasons["search"]["opponents"]) >= 2
+                    and len(t.reasons["search"]["pv"][0]) >= 3)
+        conn.close()
+        shots = Path(os.environ.get("NUPPEPPOU_SCREENSHOTS", tmp_path))
+        shots.mkdir(parents=True, exist_ok=True)
+        page = _browse(chromium, f"{ours}/games/{game_id}?turn={turn}", tmp_path,
+                       shots / "dashboard-names.png")
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+        log.close()
+    why = re.search(r'<div id="why">(.*?)</div>', page, re.S).group(1)
+    assert f"<dt>turn</dt><dd>{turn}</dd>" in why
+    searched = re.search(r"<dt>searched</dt><dd>(.*?)</dd>", why).group(1)
+    line = re.search(r"<dt>expected line</dt><dd>(.*?)</dd>", why).group(1)
+    assert sum(name in searched for name in others) >= 2
+    assert line.startswith("1. nuppeppou ") and sum(f" {n} " in line for n in others) >= 2
+    assert not any(snake_id in why for snake_id in ids)

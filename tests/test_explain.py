@@ -232,10 +232,10 @@ def test_labels_stay_unique_past_26_snakes(tmp_path):
     code, text = run(["-", "--strategy", "seed", "--no-network"], stdin=json.dumps(body))
     assert code == 0
     labels = [line.split(":")[0].strip() for line in text.splitlines()
-              if line.startswith("  ") and "(s" in line and "length" in line]
+              if line.startswith("  ") and ": n" in line and "  length " in line]
     assert len(labels) == 30 and len(set(labels)) == 30
     assert labels[:2] == ["A", "B"] and labels[26:28] == ["A2", "B2"]
-    assert "  B2: n27 (s27)" in text and "<- you" in text.split("  B2: ")[1].splitlines()[0]
+    assert "  B2: n27  length" in text and "<- you" in text.split("  B2: ")[1].splitlines()[0]
     assert "A2 is drawn A" in text
 
 
@@ -266,3 +266,35 @@ def test_it_says_when_the_duel_head_is_not_used_and_why(tmp_path):
         in text
     code, _ = run([str(path), "--snakes-at-start", "1", "--no-network"])
     assert code == 2
+
+
+def test_it_names_snakes_by_their_names_and_tells_apart_two_that_share_one(tmp_path):
+    """Four snakes with the official engine's UUIDs, two of them named alike: the legend,
+    the searched opponents and the expected line name each snake by its name, the two
+    alike by the name and the start of the id; no whole id is printed."""
+    ids = {"A": "1f1f2b41-d8cb-4cc9-853f-c7ec4e880bce", "B": "908404b4-5b4e-4f6c-9a51-2b4c7f1e0a11",
+           "C": "3c0ffee0-0000-4000-8000-000000000001", "D": "3c0ffee1-0000-4000-8000-000000000002"}
+    names = {"A": "nuppeppou", "B": "copperhead", "C": "hydra", "D": "hydra"}
+    game = from_ascii("""
+    . . . . . . .
+    . C c c . . .
+    . . . . . . .
+    . . A a a . .
+    . . . . . . .
+    . B b b . . .
+    . . . . . D d
+    """)
+    body = state_to_request(game.state, "A")
+    for snake in body["board"]["snakes"] + [body["you"]]:
+        snake["name"], snake["id"] = names[snake["id"]], ids[snake["id"]]
+    code, text = run(["-", "--strategy", "search[max_nodes=2000]", "--no-network"],
+                     stdin=json.dumps(body))
+    assert code == 0
+    assert not any(uuid in text for uuid in ids.values())
+    assert "  A: nuppeppou  length 3" in text and "  B: copperhead  length 3" in text
+    assert "  C: hydra#3c0ffee0  length 3" in text and "  D: hydra#3c0ffee1  length 2" in text
+    prefix = "  opponents searched (best replies: one at a time): "
+    searched = text[text.index(prefix) + len(prefix):].split(";")[0]
+    assert sorted(searched.split(", ")) == ["copperhead", "hydra#3c0ffee0", "hydra#3c0ffee1"]
+    pv = next(line for line in text.splitlines() if line.startswith("  pv 1: "))
+    assert pv.startswith("  pv 1: nuppeppou ") and "copperhead " in pv and "hydra#3c0ffee" in pv

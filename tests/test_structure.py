@@ -161,6 +161,7 @@ ONE_OWNER = {
     "random_move": "snake/seed.py",
     "Decision": "snake/decision.py",
     "N_FEATURES": "nnue/features.py",
+    "snake_names": "snake/records/names.py",     # how every view of a game names its snakes
 }
 
 

@@ -13,7 +13,8 @@ at ``--nodes`` nodes a move (10,000, as the arena screens play) and given the lo
 timeout a request may have, so that the view depends on the nodes only. Each row: the
 turn, the search's score, its depth and why it stopped, the opponents it searched and how,
 those it played cheaply (:mod:`snake.search.plan`), and whether the snake that killed it
-was among the searched ones.
+was among the searched ones. Snakes are named by their names, with the start of the id
+only where two share a name (:func:`snake.records.names.snake_names`).
 
 A *proven* loss is proven under the search's model of the others: the searched opponents
 all play against you, the cheap ones keep going straight. A *forced* position is one in
@@ -119,7 +120,7 @@ class Postmortem:
     draw: bool                   # it fell with the last others: a draw, not a loss
     turn: int                    # the turn of its last move
     views: list[PositionView]    # nearest the death first
-    names: dict[str, str]        # snake id: "A grower", letters by turn 0's board order
+    names: dict[str, str]        # snake id: the name shown (Replay.names)
     sealed: Sealing | None = None
     cut_off: CutOff | None = None
     hunger: Hunger | None = None
@@ -183,8 +184,7 @@ def look_back(path: Path, strategy, moves: int) -> Postmortem | None:
     death = how_it_died(replay)
     if death is None:
         return None
-    names = {s["id"]: f"{chr(ord('A') + k % 26)} {s['name']}"
-             for k, s in enumerate(replay.turns[0]["board"]["snakes"])}
+    names = replay.names()
     draw = replay.outcome(replay.turns[0]["you"]["id"]) == "draw"   # fell with the last others
     began = len(replay.turns[0]["board"]["snakes"])
     views = [view_of(replay.turns[death.line - back], strategy, back + 1, began)
@@ -249,9 +249,8 @@ def sealed_by_food(replay: Replay, death: Death, views: list[PositionView],
 
 def report(post: Postmortem) -> list[str]:
     death, names = post.death, post.names
-    letter = {sid: text.split(" ")[0] for sid, text in names.items()}
     lines = [f"{post.file_name}: died on its move from turn {post.turn} "
-             f"({how_text(death, names, post.draw)}); " + ", ".join(names.values())]
+             f"({how_text(death, names, post.draw)}); snakes: " + ", ".join(names.values())]
     lines.append(f"  {'turn':>5}  {'before':>6}  {'score':>12}  {'depth':>5}  {'stopped':<11}  "
                  "searched (replies)  cheap  killer")
     for view in post.views:
@@ -260,8 +259,8 @@ def report(post: Postmortem) -> list[str]:
             lines.append(f"  {view.turn:>5}  {view.moves_before:>6}  {score_text(view):>12}  "
                          f"{'':>5}  ({view.method})")
             continue
-        searched = ", ".join(letter.get(s, s) for s in search.opponents) or "none"
-        cheap = ", ".join(letter.get(s, s) for s in search.cheap) or "none"
+        searched = ", ".join(names.get(s, s) for s in search.opponents) or "none"
+        cheap = ", ".join(names.get(s, s) for s in search.cheap) or "none"
         role = "-"
         if death.killer:
             role = ("searched" if death.killer in search.opponents else

@@ -17,7 +17,10 @@ counts only its lines of those tags: versions that play alike, pooled):
     python -m snake.arena.tally docs/evidence/duel.jsonl
 
 For the named player (default: the snake named in turn 0's ``you``, the arena's first
-player) it counts, by :func:`snake.rules.results.recorded_outcome` (the file's result line
+player; a player is a name, the snakes of that name its seats, so that the tally speaks of
+players by name and of no snake by its id, and two snakes sharing a name are one player's,
+not told apart as :func:`snake.records.names.snake_names` tells them on a game's views) it
+counts, by :func:`snake.rules.results.recorded_outcome` (the file's result line
 and who was alive on each turn), wins (it is the winner), draws (``isDraw`` with it alive on
 the last recorded turn, or falling on it with the last others) and losses, then prints the
 score with its 95% Wilson interval and Elo, as the arena does. In games of more than two

@@ -132,7 +132,8 @@ def cut_off(replay: Replay, death: Death, look_back: int | None = None) -> CutOf
 
 
 def how_text(death: Death, names: dict[str, str], draw: bool) -> str:
-    """How it died, in words: the cause by the rules, by whom, trapped or not."""
+    """How it died, in words: the cause by the rules, by whom (named as ``names`` shows each
+    snake by id: :meth:`snake.records.replay.Replay.names`), trapped or not."""
     if draw:
         return "a draw: it fell with the last others"
     if not death.cause:
@@ -251,7 +252,7 @@ def how_it_ended(replay: Replay, look_back: int = 200) -> list[str]:
     death = how_it_died(replay)
     if death is None:
         return []
-    names = {s["id"]: s["name"] or s["id"] for s in replay.turns[0]["board"]["snakes"]}
+    names = replay.names()
     draw = replay.outcome(replay.turns[0]["you"]["id"]) == "draw"   # fell with the last others
     turn, following = (replay.turns[death.line + k]["turn"] for k in (0, 1))
     if following != turn + 1:

@@ -5,8 +5,9 @@
 The page needs nothing else (no network, no files): the game is embedded as JSON, the board
 is drawn as inline SVG by a small script, with play/pause, step back/forward, first/last
 turn, a turn slider, a speed choice and the keys space (play/pause), ← → (step), Home, End.
-A side panel lists every snake with its length, health, last shout, and the turn it was
-eliminated (read off the record: the wire lists living snakes only, so a snake is
+A side panel lists every snake by its name (:func:`snake.records.names.snake_names`: with
+a short id only where two share a name) with its length, health, last shout, and the turn
+it was eliminated (read off the record: the wire lists living snakes only, so a snake is
 eliminated on the first turn it is missing). The page address may carry ``?turn=N`` (start
 there) and ``&autoplay=1`` (start playing).
 """
@@ -41,6 +42,7 @@ def _color(value: Any, k: int) -> str:
 def frames_of(replay: Replay) -> dict[str, Any]:
     """The compact data the page draws: snakes' looks, one frame per turn, the result."""
     snakes: dict[str, dict[str, Any]] = {}
+    names = replay.names()
     frames = []
     for body in replay.turns:
         board = body["board"]
@@ -49,7 +51,7 @@ def frames_of(replay: Replay) -> dict[str, Any]:
             if s["id"] not in snakes:
                 custom = s.get("customizations") or {}
                 snakes[s["id"]] = {
-                    "id": s["id"], "name": s.get("name") or s["id"],
+                    "id": s["id"], "name": names[s["id"]],
                     "color": _color(custom.get("color"), len(snakes)),
                     "squad": s.get("squad", ""),
                 }
@@ -288,7 +290,9 @@ function panel(i) {
   });
   const r = D.result, res = document.getElementById("result");
   res.textContent = i === D.frames.length - 1
-    ? (r.isDraw ? "Draw" : r.winnerName ? `Winner: ${r.winnerName}` : "Game over") : "";
+    ? (r.isDraw ? "Draw" : r.winnerId || r.winnerName ? `Winner: ${
+       Object.hasOwn(look, r.winnerId) ? look[r.winnerId].name : r.winnerName}` : "Game over")
+    : "";
 }
 
 const slider = document.getElementById("slider");

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from snake.board import GameState, game_to_wire, state_to_request
+from snake.records.names import snake_names
 from snake.rules import results as game_results
 
 #: The arena's log of a run's games (``snake.arena.report``), kept beside its records: a
@@ -137,6 +138,17 @@ class Replay:
     def place(self, snake_id: str) -> float:
         """The snake's place among the game's snakes (:func:`snake.rules.results.place`)."""
         return game_results.place(self.alive(), snake_id)
+
+    def names(self) -> dict[str, str]:
+        """The name a person reads for every snake of the record, by id
+        (:func:`snake.records.names.snake_names`): those on any turn's board, and ``you``."""
+        def snakes():
+            for turn in self.turns:
+                you = turn["you"]
+                for s in [*turn["board"]["snakes"], *([you] if isinstance(you, dict) else [])]:
+                    if "id" in s:
+                        yield s["id"], str(s.get("name") or "")
+        return snake_names(snakes())
 
 
 def dumps_replay(replay: Replay) -> str:

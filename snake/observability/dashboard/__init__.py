@@ -11,12 +11,13 @@ from __future__ import annotations
 import logging
 import math
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from snake.observability.dashboard.pages import game_page, games_page
 from snake.observability.gamelog.reader import (
+    RESULT_CHOICES,
     GameFilter,
     GameRow,
     RecordTooLarge,
@@ -32,7 +33,6 @@ from snake.observability.gamelog.reader import (
     rulesets,
     summary,
 )
-from snake.observability.gamelog.records import RESULTS
 from snake.observability.gamelog.store import connect_readonly
 from snake.records.ending import how_it_ended, seen_lost_from
 from snake.records.replay import Replay, ReplayError
@@ -75,8 +75,8 @@ def games_view(path: Path | None, page: str | None, about: dict[str, str],
         number = max(1, int(page or 1))
     except ValueError:
         return _message(400, "page: expected a number")
-    if which.result and which.result not in RESULTS + ("playing",):
-        return _message(400, "result: one of " + ", ".join(RESULTS + ("playing",)))
+    if which.result and which.result not in RESULT_CHOICES:
+        return _message(400, "result: one of " + ", ".join(RESULT_CHOICES))
     if path is None:
         return _message(404, "The game log is off (NUPPEPPOU_GAME_LOG=off): no games are recorded.")
     conn = _open(path)
@@ -87,8 +87,12 @@ def games_view(path: Path | None, page: str | None, about: dict[str, str],
         pages = max(1, math.ceil(total / PER_PAGE))
         number = min(number, pages)
         games = recent_games(conn, PER_PAGE, (number - 1) * PER_PAGE, which)
+        # the games the default list leaves out, counted so that the page can say so
+        hidden = (count_games(conn, replace(which, result="not-finished"))
+                  if which.result in ("", "finished") else 0)
         return View(200, HTML, games_page(summary(conn), games, page=number, pages=pages,
-                                          about=about, which=which, rulesets=rulesets(conn)))
+                                          about=about, which=which, rulesets=rulesets(conn),
+                                          hidden=hidden))
     finally:
         conn.close()
 

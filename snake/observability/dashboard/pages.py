@@ -2,7 +2,9 @@
 
 ``/games``: what the snake has been doing — results, win rate and game length by day, the
 latency and depth distributions of recent answers, what answered them, and the recent
-games (when, ruleset, opponents, turns, result, latency p50/max, depth), newest first.
+games (when, ruleset, opponents, turns, result, latency p50/max, depth), newest first:
+finished games unless the filter asks for the others (unfinished, such as one-position
+probes, abandoned, in play), which a line under the list counts and links to.
 
 ``/games/<id>``: one game — how our snake died, when it did (the cause by the rules, by
 whom, whether it was trapped, from when it was cut off from the others), the replay (the
@@ -10,6 +12,11 @@ arena's viewer, :mod:`snake.records.render`) and,
 for the turn on the board, why the snake moved as it did (what answered, the filter, the
 search's depth, score, line and root scores, the times), a chart of score, depth and time
 by turn, and every turn in a table (a click shows that turn).
+
+Snakes are named by their names wherever the pages show one (the lists, the header, the
+searched opponents and the expected line of "why this move"), with the start of the id only
+where two share a name (:func:`snake.records.names.snake_names`, through
+:attr:`GameRow.names`).
 
 Everything that came from a request (snake names, shouts, ids) is escaped here or set as
 text by the page's script; nothing is inserted as markup.
@@ -21,11 +28,13 @@ import html
 import json
 import statistics
 import time
+from dataclasses import replace
 from typing import Any, Sequence
 from urllib.parse import quote
 
 from snake.observability.dashboard.charts import histogram, series, shares
 from snake.observability.gamelog.reader import GameFilter, GameRow, Summary, TurnRow
+from snake.observability.gamelog.records import RESULTS
 from snake.records.render import render_html
 from snake.records.replay import Replay
 
@@ -77,9 +86,11 @@ def game_link(game: GameRow) -> str:
 
 def games_page(summary: Summary, games: Sequence[GameRow], *, page: int, pages: int,
                about: dict[str, str], which: GameFilter = GameFilter(),
-               rulesets: Sequence[str] = ()) -> str:
+               rulesets: Sequence[str] = (), hidden: int = 0) -> str:
     """The overview (see the module docstring). ``about``: lines shown under the title
-    (version, strategy, network, game log file); ``which``: the list's filter."""
+    (version, strategy, network, game log file); ``which``: the list's filter; ``hidden``:
+    the games not finished that the default filter leaves out (said under the list, with
+    links to them)."""
     results = summary.results
     finished = sum(results.get(k, 0) for k in ("win", "loss", "draw"))
     wins = results.get("win", 0)
@@ -87,6 +98,7 @@ def games_page(summary: Summary, games: Sequence[GameRow], *, page: int, pages: 
              ("win rate", f"{wins / finished:.1%}" if finished else "–"),
              ("won / lost / drawn",
               f"{wins} / {results.get('loss', 0)} / {results.get('draw', 0)}"),
+             ("unfinished", results.get("unfinished", 0)),
              ("abandoned", results.get("abandoned", 0)),
              ("playing", results.get("playing", 0))]
     if summary.latency_ms:
@@ -122,7 +134,10 @@ def games_page(summary: Summary, games: Sequence[GameRow], *, page: int, pages: 
     out.append("<h2>Recent games</h2>")
     out.append(_filter_form(which, rulesets))
     if not games:
-        out.append('<p class="muted">No games recorded yet.</p>')
+        filtered = which.ruleset or which.opponent or which.result not in ("", "finished")
+        out.append('<p class="muted">' + ("No games match the filter." if filtered else
+                                          "No finished games yet." if hidden else
+                                          "No games recorded yet.") + "</p>")
     else:
         out.append('<table id="games"><tr><th>started (UTC)</th><th>ruleset</th><th>map</th>'
                    '<th>size</th><th>opponents</th><th class="num">turns</th><th>result</th>'
@@ -138,44 +153,84 @@ def games_page(summary: Summary, games: Sequence[GameRow], *, page: int, pages: 
                 f'<td class="num">{_ms(g.latency_p50)}</td>'
                 f'<td class="num">{_ms(g.latency_max)}</td>'
                 f'<td class="num">{"" if g.depth_median is None else f"{g.depth_median:g}"}</td>'
-                f"<td>{_e(g.you_name or g.you_id)}"
+                f"<td>{_e(g.you)}"
                 f"{' (arena)' if g.origin == 'arena' else ''}</td></tr>")
         out.append("</table>")
         nav = []
-        keep = "".join(f"&amp;{k}={quote(v, safe='')}" for k, v in
-                       (("ruleset", which.ruleset), ("result", which.result),
-                        ("opponent", which.opponent)) if v)
+        keep = _query(which)
         if page > 1:
             nav.append(f'<a href="/games?page={page - 1}{keep}">newer</a>')
         if page < pages:
             nav.append(f'<a href="/games?page={page + 1}{keep}">older</a>')
         out.append(f'<nav class="muted">page {page} of {pages} {"".join(nav)}</nav>')
+    if hidden:
+        rest = _query(replace(which, result="not-finished"))
+        every = _query(replace(which, result="all"))
+        out.append(f'<p class="muted" id="hidden">{hidden} game{"s" if hidden != 1 else ""} '
+                   "not finished (unfinished, such as one-position probes, abandoned, or in "
+                   f'play) not listed: <a href="/games?page=1{rest}">show them</a>, or '
+                   f'<a href="/games?page=1{every}">every game</a></p>')
     out.append("</div>")
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<title>Nuppeppou: games</title></head><body class=\"dashboard\">"
             + "".join(out) + "</body></html>")
 
 
+def _query(which: GameFilter) -> str:
+    """The filter's fields as the rest of a ``/games?page=N`` address (escaped for HTML)."""
+    return "".join(f"&amp;{k}={quote(v, safe='')}" for k, v in
+                   (("ruleset", which.ruleset), ("result", which.result),
+                    ("opponent", which.opponent)) if v)
+
+
+#: The result filter's choices, (value, label): groups first (GameFilter), then each result.
+RESULT_OPTIONS = (("", "finished"),
+                  ("not-finished", "not finished (unfinished, abandoned, playing)"),
+                  ("all", "all")) + tuple((r, r) for r in RESULTS + ("playing",))
+
+
 def _filter_form(which: GameFilter, rulesets: Sequence[str]) -> str:
-    """A GET form: ruleset, result, opponent (the server binds them; see GameFilter)."""
-    def options(values, chosen):
+    """A GET form: ruleset, result (finished games by default, see GameFilter), opponent
+    (the server binds them)."""
+    def options(pairs, chosen):
         return "".join(f'<option value="{_e(v)}"{" selected" if v == chosen else ""}>'
-                       f'{_e(v or "any")}</option>' for v in values)
-    results = ("", "win", "loss", "draw", "unfinished", "ended", "abandoned", "playing")
+                       f'{_e(label)}</option>' for v, label in pairs)
+    result = "" if which.result == "finished" else which.result
     return ('<form id="filter" method="get" action="/games" class="muted">'
             'ruleset <select name="ruleset">'
-            f'{options(("",) + tuple(rulesets), which.ruleset)}</select> '
-            f'result <select name="result">{options(results, which.result)}</select> '
+            f'{options([("", "any")] + [(r, r) for r in rulesets], which.ruleset)}</select> '
+            f'result <select name="result">{options(RESULT_OPTIONS, result)}</select> '
             f'opponent <input name="opponent" value="{_e(which.opponent)}" size="16"> '
             '<button type="submit">show</button></form>')
 
 
-def _turn_data(turn: TurnRow) -> dict[str, Any]:
+def _turn_data(turn: TurnRow, names: dict[str, str]) -> dict[str, Any]:
+    """What "why this move" shows of ``turn``, its snakes named by ``names``
+    (:func:`named_reasons`)."""
     return {"turn": turn.turn, "move": turn.move, "by": turn.answered_by, "method": turn.method,
             "depth": turn.depth, "score": turn.score, "nodes": turn.nodes,
             "think_ms": turn.think_ms, "answer_ms": turn.answer_ms,
             "engine_latency_ms": turn.engine_latency_ms, "shout": turn.shout,
-            "reasons": turn.reasons}
+            "reasons": named_reasons(turn.reasons, names)}
+
+
+def named_reasons(reasons: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    """``reasons`` (as the log keeps them: :func:`snake.observability.gamelog.records.reasons`)
+    with the snakes its search gives by id (the opponents searched, those played cheaply,
+    each move of the expected line) given by the name ``names`` shows for that id (a name,
+    or a name and the start of the id where two share it: :attr:`GameRow.names`); an id
+    the game does not name stays an id. The log's reasons are not changed."""
+    search = reasons.get("search")
+    if not isinstance(search, dict):
+        return reasons
+
+    def name(snake_id: str) -> str:
+        return names.get(snake_id, snake_id)
+    named = {**search,
+             "opponents": [name(s) for s in search.get("opponents") or ()],
+             "cheap": [name(s) for s in search.get("cheap") or ()],
+             "pv": [{name(s): move for s, move in ply.items()} for ply in search.get("pv") or ()]}
+    return {**reasons, "search": named}
 
 
 def game_page(game: GameRow, turns: Sequence[TurnRow], replay: Replay | None,
@@ -189,7 +244,7 @@ def game_page(game: GameRow, turns: Sequence[TurnRow], replay: Replay | None,
               f'<h1>{_e(game.ruleset)} {game.width}x{game.height}, map {_e(game.map)}: '
               f'<span class="{_e(result)}">{_e(result)}</span></h1>',
               '<div class="muted">' + " · ".join(_e(x) for x in (
-                  f"game {game.game_id}", f"as {game.you_name or game.you_id}",
+                  f"game {game.game_id}", f"as {game.you}",
                   f"against {', '.join(game.opponents) or 'no one'}",
                   f"started {_when(game.started_at)} UTC", f"{game.length} turns",
                   f"timeout {game.timeout} ms", game.source and f"source {game.source}",
@@ -207,7 +262,8 @@ def game_page(game: GameRow, turns: Sequence[TurnRow], replay: Replay | None,
                              [t.engine_latency_ms for t in turns], "time by turn",
                              "answer ms (ours)", "latency ms (engine's)",
                              left_max=float(max(game.timeout, 1))))
-    why = json.dumps({str(t.turn): _turn_data(t) for t in turns},
+    names = game.names
+    why = json.dumps({str(t.turn): _turn_data(t, names) for t in turns},
                      separators=(",", ":")).replace("<", "\\u003c")
     rows = "".join(
         f'<tr class="turn" data-turn="{t.turn}"><td class="num">{t.turn}</td><td>{_e(t.move)}</td>'
@@ -289,8 +345,9 @@ WHY_SCRIPT = (r"""<script>
       row(dl, "searched", `${(s.opponents || []).join(", ") || "no opponent"}"""
               r"""${s.replies === "best" ? " (best replies)" : ""}; """
               r"""cheap: ${(s.cheap || []).join(", ") || "none"}`);
+      // a name may hold spaces: commas between a ply's snakes, semicolons between plies
       row(dl, "expected line", (s.pv || []).map((t, k) => `${k + 1}. ` + """
-              r"""Object.entries(t).map(([id, m]) => `${id} ${m}`).join(" ")).join("   "));
+              r"""Object.entries(t).map(([name, m]) => `${name} ${m}`).join(", ")).join("; "));
       row(dl, "iterations", (s.iterations || []).map(it => """
               r"""`d${it[0]} ${it[1]} @${it[4]} ms`).join(", "));
       if (s.note) row(dl, "search note", s.note);

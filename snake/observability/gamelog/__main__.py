@@ -25,7 +25,7 @@ from pathlib import Path
 
 from snake.board import RequestError, parse_request
 from snake.decision import Decision
-from snake.observability.gamelog.reader import count_games, summary
+from snake.observability.gamelog.reader import GameFilter, count_games, summary
 from snake.observability.gamelog.records import end_record, turn_record
 from snake.observability.gamelog.store import connect, connect_readonly, write_end, write_turn
 from snake.records.replay import ReplayError, read_replay, records_in
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     conn = connect_readonly(args.db)
     s = summary(conn)
-    print(f"{count_games(conn)} games: "
+    print(f"{count_games(conn, GameFilter(result='all'))} games: "
           + ", ".join(f"{k} {v}" for k, v in sorted(s.results.items())))
     if s.answered_by:
         print("recent answers by: "

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from snake.board import RequestError, parse_request
+from snake.observability.gamelog.records import FINISHED, RESULTS
 from snake.observability.gamelog.store import decompress
+from snake.records.names import snake_names
 from snake.records.replay import Replay, ReplayError, parse_replay, result_line
 from snake.rules import final_turn_at_end
 
@@ -51,8 +53,22 @@ class GameRow:
     searched: int = 0
 
     @property
+    def names(self) -> dict[str, str]:
+        """The name a person reads for each snake of the game, ours included, by id
+        (:func:`snake.records.names.snake_names`)."""
+        return snake_names([(str(s.get("id", "")), str(s.get("name") or ""))
+                            for s in self.snakes] + [(self.you_id, self.you_name)])
+
+    @property
+    def you(self) -> str:
+        """Our snake's name as the game's pages show it."""
+        return self.names[self.you_id]
+
+    @property
     def opponents(self) -> list[str]:
-        return [s.get("name") or s.get("id", "") for s in self.snakes if s.get("id") != self.you_id]
+        """The other snakes' names as the game's pages show them."""
+        names = self.names
+        return [names[str(s.get("id", ""))] for s in self.snakes if s.get("id") != self.you_id]
 
     @property
     def length(self) -> int:
@@ -66,10 +82,24 @@ def _game_row(row: sqlite3.Row) -> GameRow:
     return GameRow(**{k: values[k] for k in _GAME_COLUMNS.split(", ")})
 
 
+#: The SQL condition "a finished game", its parameters :data:`FINISHED` (bound).
+_FINISHED_SQL = f"result IN ({', '.join('?' * len(FINISHED))})"
+
+#: What :attr:`GameFilter.result` may be besides one result: groups of results.
+#: ``finished`` (the default): :data:`FINISHED`; ``not-finished``: the rest (``unfinished``,
+#: such as the one-position probes a client sends, ``abandoned``, and games in play);
+#: ``all``; ``playing``: no result yet.
+RESULT_GROUPS = ("finished", "not-finished", "all", "playing")
+#: Every value :attr:`GameFilter.result` takes (``""`` is ``finished``).
+RESULT_CHOICES = RESULT_GROUPS + RESULTS
+
+
 @dataclass(frozen=True, slots=True)
 class GameFilter:
-    """Which games a list shows: a ruleset, a result (``playing`` for none yet), an
-    opponent's name; empty fields do not filter."""
+    """Which games a list shows: a ruleset; a result, or a group of them
+    (:data:`RESULT_GROUPS`: finished games unless told otherwise, so that probes and
+    abandoned games do not bury the games played); an opponent's name. An empty ruleset or
+    opponent does not filter."""
 
     ruleset: str = ""
     result: str = ""
@@ -81,9 +111,13 @@ class GameFilter:
         if self.ruleset:
             clauses.append("ruleset = ?")
             params.append(self.ruleset)
-        if self.result == "playing":
+        if self.result in ("", "finished", "not-finished"):
+            clauses.append(_FINISHED_SQL if self.result != "not-finished"
+                           else f"(result IS NULL OR NOT {_FINISHED_SQL})")
+            params += FINISHED
+        elif self.result == "playing":
             clauses.append("result IS NULL")
-        elif self.result:
+        elif self.result != "all":
             clauses.append("result = ?")
             params.append(self.result)
         if self.opponent:
@@ -302,8 +336,9 @@ def summary(conn: sqlite3.Connection, recent_turns: int = 20_000, days: int = 60
     by_day = [(r[0], r[1], r[2] or 0, float(r[3] or 0.0)) for r in conn.execute(
         "SELECT date(started_at, 'unixepoch') AS day, count(*), "
         "sum(result = 'win'), avg(coalesce(final_turn, turns)) FROM games "
-        "WHERE result IS NOT NULL AND result != 'abandoned' "
-        "GROUP BY day ORDER BY day DESC LIMIT ?", (int(days),))][::-1]
+        # finished games only: a day of probes (one position, unfinished) is no day of losses
+        f"WHERE {_FINISHED_SQL} "
+        "GROUP BY day ORDER BY day DESC LIMIT ?", (*FINISHED, int(days)))][::-1]
     recent = conn.execute("SELECT answer_ms, depth, answered_by FROM turns "
                           "ORDER BY received_at DESC LIMIT ?", (int(recent_turns),)).fetchall()
     answered: dict[str, int] = {}
@@ -321,9 +356,8 @@ def training_games(conn: sqlite3.Connection,
     oldest first: what the training pipeline reads with ``--from-game-log``. A game whose
     record cannot be read is passed over (its id added to ``unreadable``), not the end of
     the reading."""
-    query = (f"SELECT {_GAME_COLUMNS} FROM games WHERE result IN ('win', 'loss', 'draw', 'ended')"
-             " ORDER BY started_at")
-    for row in conn.execute(query).fetchall():
+    query = f"SELECT {_GAME_COLUMNS} FROM games WHERE {_FINISHED_SQL} ORDER BY started_at"
+    for row in conn.execute(query, FINISHED).fetchall():
         game = _game_row(row)
         try:
             replay = replay_of(conn, game)

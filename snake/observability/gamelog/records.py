@@ -22,6 +22,10 @@ from snake.rules import final_turn_at_end, outcome_at_end
 #: Results a game can have in the log (``None`` while it is being played): those of
 #: :func:`snake.rules.outcome_at_end`, and ``abandoned`` when no ``/end`` came.
 RESULTS = ("win", "loss", "draw", "unfinished", "ended", "abandoned")
+#: The results of a game played to its end: what the dashboard lists by default and the
+#: training pipeline reads. The others (``unfinished``: stopped with us and others alive,
+#: such as a one-position probe; ``abandoned``; none yet) are listed on request.
+FINISHED = ("win", "loss", "draw", "ended")
 
 
 @dataclass(frozen=True, slots=True)
