@@ -64,6 +64,12 @@ if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     _METRICS_DIR = tempfile.mkdtemp(prefix="nuppeppou-metrics-")
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = _METRICS_DIR
 
+# Imported here (once the folder is set), not in child_exit: that hook runs in the master's
+# SIGCHLD handler, and two workers killed at once ran it again in the middle of the first
+# one's import; the half-imported module's AttributeError ended the master's main loop, and
+# the server with it.
+from prometheus_client import multiprocess as _prometheus_multiprocess  # noqa: E402
+
 bind = f"0.0.0.0:{_SETTINGS.port}"
 workers = _SETTINGS.workers
 # The compiled search shares each worker's part of the machine among its games in flight:
@@ -146,9 +152,7 @@ def post_fork(server, worker):
 
 def child_exit(server, worker):
     """A worker is gone: its live gauges (sessions, pool, queue) no longer count."""
-    from prometheus_client import multiprocess
-
-    multiprocess.mark_process_dead(worker.pid)
+    _prometheus_multiprocess.mark_process_dead(worker.pid)
 
 
 def on_exit(server):
