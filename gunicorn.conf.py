@@ -54,8 +54,14 @@ _GAME_LOG = None
 if _SETTINGS.game_log is not None:
     from snake.observability.gamelog.channel import open_server
 
-    _GAME_LOG = open_server(_SETTINGS.game_log, max_games=_SETTINGS.game_log_max_games,
-                            max_mb=_SETTINGS.game_log_max_mb)
+    try:
+        _GAME_LOG = open_server(_SETTINGS.game_log, max_games=_SETTINGS.game_log_max_games,
+                                max_mb=_SETTINGS.game_log_max_mb)
+    except OSError as _exc:
+        # no socket pair or temporary file to be had: each worker writes with a thread of
+        # its own, as outside gunicorn (a kill -9 then loses what a worker had queued)
+        print(f"nuppeppou: the game log's writer process cannot be set up ({_exc}); the "
+              "workers write it themselves", file=sys.stderr)
 
 
 def _default_threads() -> int:

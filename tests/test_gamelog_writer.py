@@ -196,7 +196,7 @@ def test_killing_both_workers_mid_game_loses_no_answered_turn(tmp_path):
         assert writer_pids(db) not in ([], [writer])
     assert running.master.returncode == 0
     after = {turn for turn in played.answered if turn[0].startswith("after-writer")}
-    assert after and len(played.answered) > 100
+    assert after and len(played.answered) > 40
     assert played.answered - logged_turns(db) == set()
     output = running.output.read_text()
     assert "Traceback" not in output and "no writer process runs; starting one" in output
