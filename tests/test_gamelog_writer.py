@@ -205,3 +205,20 @@ def test_killing_both_workers_mid_game_loses_no_answered_turn(tmp_path):
     assert conn.execute("SELECT count(*) FROM games").fetchone()[0] == 4 + k + 1
     conn.close()
     _wait_for(lambda: not writer_pids(db))          # the writer stopped with the server
+
+
+def test_a_record_larger_than_the_kernel_takes_is_dropped_alone(db, caplog):
+    """A record the kernel's buffer could never hold (a huge body on a machine with a small
+    ``net.core.wmem_max``) is refused at once and counted; it leaves no problem behind, and
+    the records after it go through."""
+    rng = random.Random(6)
+    bodies, _ = game_bodies(seed=6)
+    with writer_process(db, send_buffer=64 * 1024) as channel:
+        log = GameLog(db, channel=channel)
+        huge = {**bodies[0], "padding": rng.randbytes(300_000).hex()}
+        with caplog.at_level("ERROR", logger="nuppeppou.gamelog"):
+            assert not log.turn(_record(huge, turn=0))
+        assert "cannot be sent to the writer" in caplog.text and log.dropped == 1
+        assert log.problem is None
+        assert all(log.turn(_record(bodies[0], turn=t)) for t in (1, 2)) and log.flush()
+        assert _turn_count(db) == 2 and log.dropped == 1
