@@ -186,7 +186,10 @@ def move():
         answer["shout"] = decision.shout[:256]
     answer_ms = (time.perf_counter() - began) * 1000
     metrics.observe_move(decision, answer_ms, game.state.game.timeout)
-    if game_log is not None:   # queued, never waited on
+    # Handed off before the answer is returned, never waited on: under gunicorn the record
+    # is then in the kernel, on its way to the server's writer process, and outlives this
+    # worker (snake/observability/gamelog/channel.py).
+    if game_log is not None:
         if not game_log.turn(turn_record(game, raw, decision, answer_ms, strategy.name)):
             metrics.GAME_LOG_DROPPED.inc()
     metrics.observe_state(sessions, game_log)

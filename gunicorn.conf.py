@@ -43,6 +43,26 @@ except SettingsError as _exc:
     # gunicorn would print "Failed to read config file" and a traceback: say only what is wrong
     raise SystemExit(f"nuppeppou: not started: {_exc}") from None
 
+# The game log's channel to the server's writer process (snake/observability/gamelog/
+# channel.py), made here in the master before the app is loaded and the workers forked:
+# every worker inherits its sending end and hands each answered turn to the kernel before
+# the answer leaves, so a worker killed with kill -9 loses none; the master keeps both ends
+# open, so records wait in the kernel while a dead writer is replaced. The app's GameLog
+# finds it (snake.observability.gamelog.store.from_settings). The writer is started in
+# when_ready, looked at in pre_fork, and drained and stopped in on_exit.
+_GAME_LOG = None
+if _SETTINGS.game_log is not None:
+    from snake.observability.gamelog.channel import open_server
+
+    try:
+        _GAME_LOG = open_server(_SETTINGS.game_log, max_games=_SETTINGS.game_log_max_games,
+                                max_mb=_SETTINGS.game_log_max_mb)
+    except OSError as _exc:
+        # no socket pair or temporary file to be had: each worker writes with a thread of
+        # its own, as outside gunicorn (a kill -9 then loses what a worker had queued)
+        print(f"nuppeppou: the game log's writer process cannot be set up ({_exc}); the "
+              "workers write it themselves", file=sys.stderr)
+
 
 def _default_threads() -> int:
     """Threads per worker when ``NUPPEPPOU_THREADS`` is not set. A searching strategy
@@ -63,6 +83,12 @@ _METRICS_DIR = None
 if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     _METRICS_DIR = tempfile.mkdtemp(prefix="nuppeppou-metrics-")
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = _METRICS_DIR
+
+# Imported here (once the folder is set), not in child_exit: that hook runs in the master's
+# SIGCHLD handler, and two workers killed at once ran it again in the middle of the first
+# one's import; the half-imported module's AttributeError ended the master's main loop, and
+# the server with it.
+from prometheus_client import multiprocess as _prometheus_multiprocess  # noqa: E402
 
 bind = f"0.0.0.0:{_SETTINGS.port}"
 workers = _SETTINGS.workers
@@ -126,6 +152,20 @@ def _name_the_server() -> None:
 _name_the_server()
 
 
+def when_ready(server):
+    """The master is ready to fork the workers: start the game log's writer process."""
+    if _GAME_LOG is not None:
+        _GAME_LOG.start_writer()
+
+
+def pre_fork(server, worker):
+    """A worker is about to be forked (at start, or in place of one that died): the master
+    looks whether the game log's writer still runs, and starts one if not (the workers look
+    too, as they send)."""
+    if _GAME_LOG is not None:
+        _GAME_LOG.watch()
+
+
 def post_fork(server, worker):
     """Hand the GIL between a worker's threads every 1 ms instead of Python's 5 ms: a
     search past its deadline then waits less for its turn to answer (measured in
@@ -146,11 +186,13 @@ def post_fork(server, worker):
 
 def child_exit(server, worker):
     """A worker is gone: its live gauges (sessions, pool, queue) no longer count."""
-    from prometheus_client import multiprocess
-
-    multiprocess.mark_process_dead(worker.pid)
+    _prometheus_multiprocess.mark_process_dead(worker.pid)
 
 
 def on_exit(server):
+    """The workers are gone: the game log's writer writes what they sent and stops."""
+    if _GAME_LOG is not None and not _GAME_LOG.close(timeout=graceful_timeout):
+        server.log.error("game log: the writer did not finish writing within %d s",
+                         graceful_timeout)
     if _METRICS_DIR is not None:
         shutil.rmtree(_METRICS_DIR, ignore_errors=True)

@@ -22,7 +22,8 @@ The metrics:
   the fallbacks by kind
 - ``nuppeppou_sessions``: game sessions open
 - ``nuppeppou_pool_leased``, ``nuppeppou_pool_free``: accumulators on lease / on the stack
-- ``nuppeppou_game_log_queue``: game-log records waiting for the writer
+- ``nuppeppou_game_log_queue``: game-log records waiting for the writer (the server's writer
+  process: the largest any worker reports)
 - ``nuppeppou_game_log_dropped_total``: game-log records dropped on a full queue
 - ``nuppeppou_requests_total{route,status}``: requests by route and HTTP status
 """
@@ -65,8 +66,10 @@ SESSIONS = Gauge("nuppeppou_sessions", "Game sessions open", multiprocess_mode="
 POOL_LEASED = Gauge("nuppeppou_pool_leased", "Accumulators on lease",
                     multiprocess_mode="livesum")
 POOL_FREE = Gauge("nuppeppou_pool_free", "Accumulators on the stack", multiprocess_mode="livesum")
+# the largest, not the sum: under gunicorn.conf.py every worker reports the queue of the
+# server's one writer process
 GAME_LOG_QUEUE = Gauge("nuppeppou_game_log_queue", "Game-log records waiting for the writer",
-                       multiprocess_mode="livesum")
+                       multiprocess_mode="livemax")
 GAME_LOG_DROPPED = Counter("nuppeppou_game_log_dropped",
                            "Game-log records dropped on a full queue")
 REQUESTS = Counter("nuppeppou_requests", "Requests by route and status", ["route", "status"])

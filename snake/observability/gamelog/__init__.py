@@ -1,6 +1,7 @@
 """The game log: every game the service plays, kept in SQLite for the dashboard, for
-explaining a loss and for training (see :mod:`.store` for the file, :mod:`.records` for
-what a turn keeps, :mod:`.reader` for the queries)."""
+explaining a loss and for training (see :mod:`.store` for the file and who writes it,
+:mod:`.records` for what a turn keeps, :mod:`.reader` for the queries, :mod:`.channel` and
+:mod:`.writer` for a server's writer process)."""
 
 from snake.observability.gamelog.records import (
                                                 EndRecord,

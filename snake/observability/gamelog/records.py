@@ -2,8 +2,9 @@
 
 The /move path must not wait on the game log, so a record holds only what the request
 already has: the body's bytes as received (compressed later, by the writer), the parsed
-game's identity, and the decision turned into plain data (:func:`reasons`). Everything
-else (compression, JSON, SQL) happens on the writer's thread.
+game's identity, and the decision turned into plain data (:func:`reasons`). Under gunicorn
+the request pickles it for the server's writer process (:mod:`.channel`); everything else
+(compression, JSON, SQL) happens in the writer (that process, or a thread of this one).
 
 Results are :func:`snake.rules.outcome_at_end`: what the ``/end`` body shows, with our last
 answered turn (from the log) telling a draw from an earlier death.

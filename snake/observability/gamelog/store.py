@@ -1,4 +1,4 @@
-"""The game log's file: an SQLite database (WAL) written by one thread per process.
+"""The game log's file: an SQLite database (WAL), and :class:`GameLog`, which writes it.
 
 Schema (version :data:`SCHEMA_VERSION`, in ``meta``):
 
@@ -13,21 +13,33 @@ Schema (version :data:`SCHEMA_VERSION`, in ``meta``):
            search's time, the answer's time from arrival, the engine's reported latency of
            the previous answer, and the reasons (JSON of the decision).
 
-Writing (:class:`GameLog`): requests put records on a queue bounded in records and in
-bytes of bodies, and return at once; a full queue drops the record and counts it
-(``dropped``), it never delays an answer. One writer thread per process (started on first
-use, so again in each forked worker) commits them in batches. Several processes write the
-same file: SQLite serialises the writers (WAL, a busy timeout on the writer's connection
-only). What cannot be written yet is kept and tried again after a backoff (the queue
-bounds it): a file that cannot be opened, a lock held past the busy timeout. A batch
-undone by an error of the file (disk full, I/O) is written again a record at a time, so
-only the records that cannot be written are lost. While records cannot be written,
-:attr:`GameLog.problem` says why (``/health``: degraded). A file deleted or replaced under
-the writer is noticed (its path names another inode) and opened again. A kill -9 loses at
-most what was still queued; WAL keeps the file readable. Retention: past ``max_games``
-games or ``max_mb`` megabytes the oldest games are deleted, and their pages given back to
-the filesystem (incremental vacuum, a few hundred pages per transaction, so that the
-other workers' writers wait little).
+Who writes. Requests hand their records to :class:`GameLog` and return at once; a record
+refused (a full queue) is dropped and counted (``dropped``), it never delays an answer.
+
+- **Under gunicorn** (the repo's gunicorn.conf.py opens a :class:`.channel.Channel` in the
+  master): each record is sent to the server's one **writer process** through a socket the
+  kernel holds, before the answer is returned, so a worker killed with ``kill -9`` loses
+  none of the turns it answered, and the SQLite work is off the workers' GIL. The writer
+  process (:mod:`.writer`) runs a GameLog of its own, as below; a dead one is started
+  again by the first process to notice, and what was sent meanwhile waits in the kernel
+  (:mod:`.channel` says how, and what a kill -9 of the writer loses).
+- **In any other process** (``python app.py``, the tests, tools): one writer thread per
+  process, started on first use (so again in a forked process, never inherited half
+  started), which takes records off a queue bounded in records and in bytes of bodies.
+  A kill -9 of the process loses what was still queued: a quarter second of records.
+
+The writer (the thread, in whichever process) commits records in batches. Several
+processes write the same file (the workers of a server without a channel, several servers):
+SQLite serialises the writers (WAL, a busy timeout on the writer's connection only). What
+cannot be written yet is kept and tried again after a backoff (the queue bounds it): a file
+that cannot be opened, a lock held past the busy timeout. A batch undone by an error of the
+file (disk full, I/O) is written again a record at a time, so only the records that cannot
+be written are lost. While records cannot be written, :attr:`GameLog.problem` says why
+(``/health``: degraded). A file deleted or replaced under the writer is noticed (its path
+names another inode) and opened again. WAL keeps the file readable after any kill.
+Retention: past ``max_games`` games or ``max_mb`` megabytes the oldest games are deleted,
+and their pages given back to the filesystem (incremental vacuum, a few hundred pages per
+transaction, so that the other writers wait little).
 """
 
 from __future__ import annotations
@@ -44,6 +56,8 @@ import zlib
 from pathlib import Path
 
 from snake.board import parse_request
+from snake.observability.gamelog.channel import Channel
+from snake.observability.gamelog.channel import for_file as channel_for_file
 from snake.observability.gamelog.records import EndRecord, GameInfo, TurnRecord, end_record
 from snake.settings import Settings
 
@@ -350,15 +364,21 @@ _STOP = object()
 
 
 class GameLog:
-    """The service's game log (see the module docstring). ``path`` is the SQLite file."""
+    """The service's game log (see the module docstring). ``path`` is the SQLite file;
+    ``channel`` the server's channel to its writer process (:func:`from_settings` finds
+    the one gunicorn.conf.py opened), without which a thread of this process writes."""
 
     def __init__(self, path: str | Path, *, queue_size: int = DEFAULT_QUEUE,
                  queue_mb: float = DEFAULT_QUEUE_MB,
                  max_games: int = DEFAULT_MAX_GAMES, max_mb: float = DEFAULT_MAX_MB,
                  abandon_after: float = ABANDON_AFTER, maintain_every: float = MAINTAIN_EVERY,
                  write_every: float = WRITE_EVERY, busy_timeout: float = BUSY_TIMEOUT,
-                 retry_min: float = RETRY_MIN, retry_max: float = RETRY_MAX):
+                 retry_min: float = RETRY_MIN, retry_max: float = RETRY_MAX,
+                 channel: Channel | None = None):
         self.path = Path(path)
+        #: the server's writer process, which then writes this log's records (the queue's
+        #: and the writer's settings above are then its own)
+        self.channel = channel
         self.queue_size = queue_size
         self.queue_bytes = int(queue_mb * 1024 * 1024)
         self.max_games = max_games
@@ -369,11 +389,15 @@ class GameLog:
         self.busy_timeout = busy_timeout
         self.retry_min = retry_min
         self.retry_max = max(retry_min, retry_max)
-        self.dropped = 0            # records refused by a full queue (count or bytes), this process
-        self.written = 0            # records committed, this process
-        # failures, this process: attempts to open or write that failed (they are tried
-        # again), records not written, maintenance passes failed, writer restarts
-        self.errors = 0
+        # records refused by a full queue (count or bytes; with a channel, by the kernel),
+        # this process
+        self.dropped = 0
+        self._written = 0           # records committed by this process's writer thread
+        # failures of this process's writer thread: attempts to open or write that failed
+        # (they are tried again), records not written, maintenance passes failed, restarts
+        self._errors = 0
+        self.records_done = 0       # records written or lost, in the order queued
+        self._dropped_lock = threading.Lock()
         self._lock = threading.Lock()
         self._pid: int | None = None
         self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
@@ -426,25 +450,55 @@ class GameLog:
             return None
 
     def queue_depth(self) -> int:
+        """Records waiting: queued in this process, or held by the server's writer process
+        (not counting those still in the kernel)."""
+        if self.channel is not None:
+            return self.channel.status().queue
         if self._pid != os.getpid():
             return 0
         return self._queue.qsize() + len(self._pending)
 
     @property
+    def written(self) -> int:
+        """Records committed: by this process's writer thread, or by the server's writer
+        processes (all of them since the server started)."""
+        return self.channel.status().written if self.channel is not None else self._written
+
+    @property
+    def errors(self) -> int:
+        """Failures: this process's writer thread's, or the server's writer processes'."""
+        return self.channel.status().errors if self.channel is not None else self._errors
+
+    @property
     def problem(self) -> str | None:
-        """Why this process's records cannot be written now (``None``: nothing known wrong);
-        no file path in it, as ``/health`` shows it."""
+        """Why records cannot be written now (``None``: nothing known wrong): the file's
+        trouble, or (with a channel) this process's last record refused by a full kernel
+        queue; no file path in it, as ``/health`` shows it."""
+        if self.channel is not None:
+            return self.channel.problem
         return self._problem if self._pid == os.getpid() else None
 
     def _put(self, item: tuple) -> bool:
-        """Queue a record; ``False`` (and counted as dropped) when the queue is full, in
-        records or in bytes of bodies: a writer that is held up never costs the requests
-        time, nor the worker more memory than the queue's bounds."""
+        """Hand a record on; ``False`` (and counted as dropped) when it was refused: a
+        writer that is held up never costs the requests time, nor the worker more memory
+        than the queue's bounds. With a channel the record is in the kernel once this
+        returned ``True``, and survives this process."""
+        if self.channel is not None:
+            sent = self.channel.send(item)
+        else:
+            sent = self._enqueue(item)
+        if not sent:
+            with self._dropped_lock:
+                self.dropped += 1
+        return sent
+
+    def _enqueue(self, item: tuple) -> bool:
+        """Queue a record for this process's writer thread, unless the queue is full in
+        records or in bytes of bodies (``False``, not counted: the caller decides)."""
         self._ensure_writer()
         size = _body_bytes(item)
         with self._bytes_lock:
             if self._queued_bytes + size > self.queue_bytes:
-                self.dropped += 1
                 return False
             self._queued_bytes += size
         try:
@@ -453,11 +507,13 @@ class GameLog:
         except queue.Full:
             with self._bytes_lock:
                 self._queued_bytes -= size
-                self.dropped += 1
             return False
 
     def writer_alive(self) -> bool:
-        """Whether this process's writer thread runs (none yet: nothing was queued)."""
+        """Whether the writer runs: the server's writer process, or this process's writer
+        thread (none yet: nothing was queued)."""
+        if self.channel is not None:
+            return self.channel.alive()
         return self._pid != os.getpid() or (self._thread is not None and self._thread.is_alive())
 
     def _ensure_writer(self) -> None:
@@ -468,7 +524,7 @@ class GameLog:
                 if not self._thread.is_alive() and not self._closed:
                     # It died (a bug); what it had queued or in hand is still there: start
                     # another.
-                    self.errors += 1
+                    self._errors += 1
                     log.error("game log: the writer thread had stopped; starting another")
                     self._thread = threading.Thread(target=self._run, name="game-log",
                                                     daemon=True)
@@ -481,7 +537,7 @@ class GameLog:
             self._pending = []
             self._problem = None
             self._stopping = threading.Event()
-            self.dropped = self.written = self.errors = 0
+            self.dropped = self._written = self._errors = self.records_done = 0
             self._thread = threading.Thread(target=self._run, name="game-log", daemon=True)
             self._pid = os.getpid()
             self._closed = False
@@ -565,7 +621,7 @@ class GameLog:
         except (sqlite3.Error, OSError) as exc:
             if conn is not None:
                 conn.close()
-            self.errors += 1
+            self._errors += 1
             if self._problem is None:       # once, not at every attempt
                 log.error("game log %s cannot be opened (%s): trying again, the records "
                           "kept meanwhile", self.path, exc)
@@ -604,7 +660,7 @@ class GameLog:
                         # the lock, or the file's trouble (disk full, I/O), which may
                         # have undone the whole transaction: not this record's fault
                         raise
-                    self.errors += 1
+                    self._errors += 1
                     dropped.append(item)
                     log.exception("game log: a %s record not written", item[0])
                     conn.execute("ROLLBACK TO record")
@@ -612,7 +668,7 @@ class GameLog:
             conn.execute("COMMIT")
         except Exception as exc:
             self._rollback(conn)
-            self.errors += 1
+            self._errors += 1
             if _is_busy(exc):
                 if self._problem is None:
                     log.error("game log %s: locked by another connection past %g s; %d "
@@ -623,7 +679,7 @@ class GameLog:
             log.warning("game log: a batch of %d records failed (%s); writing them one "
                         "at a time", len(batch), exc)
             return self._write_each(conn)
-        self.written += len(batch) - len(dropped)
+        self._written += len(batch) - len(dropped)
         self._problem = None
         self._done(len(batch))
         return True
@@ -642,7 +698,7 @@ class GameLog:
                 conn.execute("COMMIT")
             except Exception as exc:
                 self._rollback(conn)
-                self.errors += 1
+                self._errors += 1
                 if _is_busy(exc):
                     self._problem = "the file is locked by another connection"
                     self._done(done)
@@ -653,7 +709,7 @@ class GameLog:
                 if _sqlite_code(exc) in _FILE_ERRORS:   # the file's trouble, not the record's
                     problem = f"records cannot be written ({exc})"
             else:
-                self.written += 1
+                self._written += 1
             done += 1
         if lost:
             log.error("game log: %d records of the batch not written", lost)
@@ -681,6 +737,7 @@ class GameLog:
         """The first ``count`` records in hand are written or lost: free their place."""
         items = self._pending[:count]
         del self._pending[:count]
+        self.records_done += len(items)
         with self._bytes_lock:
             self._queued_bytes -= sum(_body_bytes(item) for item in items)
         for _ in items:
@@ -698,7 +755,7 @@ class GameLog:
             else:
                 self._pending.append(item)
         if self._pending:
-            self.errors += len(self._pending)
+            self._errors += len(self._pending)
             log.error("game log: %d records not written at shutdown", len(self._pending))
             self._done(len(self._pending))
 
@@ -706,7 +763,7 @@ class GameLog:
         try:
             return self.maintain(conn)
         except Exception:
-            self.errors += 1
+            self._errors += 1
             log.exception("game log: maintenance failed")
             self._rollback(conn)
             return False
@@ -722,7 +779,11 @@ class GameLog:
     # -- for tests and shutdown -----------------------------------------------------------
 
     def flush(self, timeout: float = 10.0) -> bool:
-        """Wait until everything queued so far is written or lost (or ``timeout`` seconds)."""
+        """Wait until everything queued so far is written or lost (or ``timeout`` seconds);
+        with a channel, everything this process sent (the writer process is started if
+        none runs)."""
+        if self.channel is not None:
+            return self.channel.flush(timeout)
         if self._pid != os.getpid():
             return True
         deadline = time.monotonic() + timeout
@@ -733,9 +794,10 @@ class GameLog:
         return True
 
     def close(self, timeout: float = 5.0) -> None:
-        """Stop the writer after one last try at what is queued (what it cannot write then
-        is lost)."""
-        if self._pid != os.getpid() or self._thread is None:
+        """Stop the writer thread after one last try at what is queued (what it cannot
+        write then is lost). With a channel, nothing to do: the records are in the kernel,
+        and the server's writer process stops when the server does."""
+        if self.channel is not None or self._pid != os.getpid() or self._thread is None:
             return
         self._closed = True
         self._stopping.set()
@@ -749,8 +811,10 @@ class GameLog:
 
 def from_settings(settings: Settings) -> GameLog | None:
     """The service's game log as ``settings`` give it (``NUPPEPPOU_GAME_LOG``: its file,
-    or none; ``NUPPEPPOU_GAME_LOG_MAX_GAMES``, ``NUPPEPPOU_GAME_LOG_MAX_MB``)."""
+    or none; ``NUPPEPPOU_GAME_LOG_MAX_GAMES``, ``NUPPEPPOU_GAME_LOG_MAX_MB``), written by
+    the server's writer process when gunicorn.conf.py opened a channel for that file
+    (:func:`.channel.open_server`), else by a thread of this process."""
     if settings.game_log is None:
         return None
     return GameLog(settings.game_log, max_games=settings.game_log_max_games,
-                   max_mb=settings.game_log_max_mb)
+                   max_mb=settings.game_log_max_mb, channel=channel_for_file(settings.game_log))
