@@ -43,15 +43,20 @@ def require_ray() -> None:
                          "pip install -r requirements-train.txt")
 
 
-def connect(address: str, cpus: int) -> None:
-    """Join the cluster at ``address``, or start one of ``cpus`` CPUs here (``local``)."""
+def connect(address: str, cpus: int) -> bool:
+    """Join the cluster at ``address``, or start one of ``cpus`` CPUs here (``local``);
+    whether it connected: a process already connected (a notebook, a test's shared Ray)
+    plays on that connection, which its owner ends."""
     import ray
 
+    if ray.is_initialized():
+        return False
     if address == "local":
         os.environ.setdefault("RAY_worker_niceness", "0")
         ray.init(include_dashboard=False, log_to_driver=False, num_cpus=cpus)
     else:
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    return True
 
 
 @contextlib.contextmanager
@@ -61,11 +66,12 @@ def session(address: str, cpus: int) -> Iterator[None]:
     disconnected after it (a ``local`` Ray is then stopped)."""
     import ray
 
-    connect(address, cpus)
+    connected = connect(address, cpus)
     try:
         yield
     finally:
-        ray.shutdown()
+        if connected:
+            ray.shutdown()
 
 
 def ray_map(function: Callable[[Any, Any], Any], items: Iterable[Any], *,
@@ -83,8 +89,7 @@ def ray_map(function: Callable[[Any, Any], Any], items: Iterable[Any], *,
     import ray
     from ray.exceptions import RayError, RayTaskError
 
-    if address is not None:
-        connect(address, cpus)
+    connected = address is not None and connect(address, cpus)
     pending: list[Any] = []
     try:
         task = ray.remote(num_cpus=1)(_task)
@@ -103,7 +108,7 @@ def ray_map(function: Callable[[Any, Any], Any], items: Iterable[Any], *,
     finally:
         for ref in pending:
             ray.cancel(ref, force=True)
-        if address is not None:
+        if connected:
             ray.shutdown()
 
 
