@@ -1,6 +1,6 @@
 """The tools on a Ray cluster (``--ray``), on a local Ray of two CPUs: an arena match plays
-the same games as worker processes, and a sequential test stops it where one process
-would.
+the same games as worker processes, a sequential test stops it where one process would,
+and a tuning plays each pair as a process plays it and resumes.
 
 One Ray serves the module (starting one takes seconds): the commands, given ``--ray local``,
 play on the connection this process already holds (:func:`snake.arena.cluster.connect`).
@@ -17,6 +17,8 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from snake.arena.__main__ import main as arena  # noqa: E402
+from training.tune import Tuning, play_pair  # noqa: E402
+from training.tune import main as tune  # noqa: E402
 
 #: Fixed-node searches and the seed step: built-in players without --builtin-timeout play
 #: the same moves on any machine at any load; the seed step's network travels as bytes.
@@ -90,3 +92,25 @@ def test_a_sequential_test_on_ray_stops_where_one_process_would(local_ray, capsy
     # the games not needed (350 or more, some 20 s of these two CPUs) were cancelled, not
     # played on
     assert _idle_within(5)
+
+
+def test_a_tuning_on_ray_plays_each_pair_as_a_process_does_and_resumes(local_ray, tmp_path):
+    folder = tmp_path / "tune"
+    argv = ["--dir", str(folder), "--nodes", "150", "--size", "7", "--max-turns", "150",
+            "--workers", "2", "-q", "--c", "0.5", "--step", "0.2", "--ray", "local"]
+    assert tune(argv + ["--iterations", "2"]) == 0
+    state = json.loads((folder / "tune.json").read_text())
+    assert [p["k"] for p in state["iterations"]] == [0, 1]
+    assert (folder / "tune.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the same pairs played here, in this process, from the same w
+    fresh = Tuning(tmp_path / "fresh", state["settings"])
+    for task, pair in zip(fresh.tasks(0, 2), state["iterations"]):
+        here = play_pair(task)
+        assert (here["k"], here["r"], here["results"], here["turns"]) == \
+            (pair["k"], pair["r"], pair["results"], pair["turns"])
+    # the same command resumes where it stopped, the next batch from the moved w
+    assert tune(argv + ["--iterations", "4"]) == 0
+    again = json.loads((folder / "tune.json").read_text())
+    assert again["iterations"][:2] == state["iterations"]
+    assert [p["from"] for p in again["iterations"]] == [0, 0, 2, 2]
+    assert _idle_within(10)
