@@ -1,6 +1,7 @@
 """The tools on a Ray cluster (``--ray``), on a local Ray of two CPUs: an arena match plays
 the same games as worker processes, a sequential test stops it where one process would,
-and a tuning plays each pair as a process plays it and resumes.
+a tuning plays each pair as a process plays it and resumes, and ``python -m
+bench.arena_ray`` compares the two ways (tiny sizes: its figures are not asserted).
 
 One Ray serves the module (starting one takes seconds): the commands, given ``--ray local``,
 play on the connection this process already holds (:func:`snake.arena.cluster.connect`).
@@ -113,4 +114,16 @@ def test_a_tuning_on_ray_plays_each_pair_as_a_process_does_and_resumes(local_ray
     again = json.loads((folder / "tune.json").read_text())
     assert again["iterations"][:2] == state["iterations"]
     assert [p["from"] for p in again["iterations"]] == [0, 0, 2, 2]
+    assert _idle_within(10)
+
+
+def test_the_ray_benchmark_plays_the_same_games_both_ways_and_prints_its_figures(local_ray,
+                                                                                   capsys):
+    from bench import arena_ray
+
+    assert arena_ray.main(["--games", "4", "--size", "7", "--nodes", "100"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "the same 4 games both ways, best of 1" in lines[-2]
+    assert re.fullmatch(r"arena_ray: parallel \d+ games/h, ray \d+ games/h, "
+                        r"overhead [+-]\d+\.\d %", lines[-1])
     assert _idle_within(10)
