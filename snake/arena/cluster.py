@@ -84,8 +84,9 @@ def ray_map(function: Callable[[Any, Any], Any], items: Iterable[Any], *,
     environment before each task. Closing the generator (the caller has what it needs: a
     decided test, an interruption) cancels the tasks not yet finished, those running
     included (their processes are killed), and disconnects when it connected; a task that
-    fails raises its error here, a worker that dies :class:`WorkerLost`. ``function`` and
-    ``setup`` must be module-level functions (the workers import them by name)."""
+    fails raises its error here. A task whose worker dies is run again by Ray (its task
+    retries, three); one that has no retry left raises :class:`WorkerLost`. ``function``
+    and ``setup`` must be module-level functions (the workers import them by name)."""
     import ray
     from ray.exceptions import RayError, RayTaskError
 
