@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 import threading
 import zipfile
 from pathlib import Path
@@ -329,6 +330,15 @@ class Network:
         with open(tmp, "wb") as fh:
             np.savez_compressed(fh, header=np.array(text), **arrays)
         tmp.replace(path)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Network:
+        """A weight file's bytes (sent to a machine where its path does not exist: a Ray
+        task), read as :meth:`load` reads the file."""
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "weights.npz"
+            path.write_bytes(data)
+            return cls.load(path)
 
     @classmethod
     def load(cls, path: str | Path) -> Network:

@@ -143,6 +143,23 @@ def test_the_serving_path_imports_neither_the_arena_nor_training():
     assert imports_of("snake.board", sources["snake.board"], modules) == set()
 
 
+def test_ray_is_imported_by_one_module_and_only_when_a_command_is_given_ray():
+    """Ray is a training requirement (requirements-train.txt), never the server's: one
+    module imports it (:mod:`snake.arena.cluster`, which the arena, the tuner and
+    self-play call with ``--ray``), and only inside its functions."""
+    importers = set()
+    for name, path in project_modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top_level = {id(node) for node in tree.body}
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if any(n == "ray" or n.startswith("ray.") for n in names):
+                importers.add(name)
+                assert id(node) not in top_level, f"{name} imports ray when imported"
+    assert importers == {"snake.arena.cluster"}
+
+
 #: Concepts that must be defined in exactly one place (a module-level ``def``, ``class`` or
 #: assignment).
 ONE_OWNER = {

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from snake.arena.__main__ import main as arena_main
-from snake.evaluation.control import MEASUREMENTS, N_MEASUREMENTS
+from snake.evaluation.control import MEASUREMENTS, N_MEASUREMENTS, STYLES, Style, resolve_style
 from snake.evaluation.value_head import load_head
 from training.tune import MIN_SPREAD, MIN_TUNED_SPREAD, POINTS, gains, linear_head, main, signs
 
@@ -148,3 +148,36 @@ def test_with_positions_pair_k_is_played_from_duel_k(tmp_path, capsys):
     assert main(["--dir", str(tmp_path / "other"), "--size", "11", "--iterations", "1",
                  "--positions", str(suite), "-q"]) == 2
     assert "are played on 11x11 (--size) but are 7x7" in capsys.readouterr().err
+
+
+def test_a_style_s_weights_are_tuned_in_units_of_their_values(tmp_path, capsys):
+    """``--tune style``: the style's own weights to start, each moved in units of its
+    value, the terms it does not play left alone; the result is a style file a search
+    plays (``style=FILE``), and the run plots its weights and results."""
+    folder = tmp_path / "style"
+    assert main(["--dir", str(folder), "--tune", "style", "--nodes", "150", "--size", "7",
+                 "--max-turns", "150", "--workers", "1", "-q", "--c", "0.5", "--step", "0.2",
+                 "--iterations", "4"]) == 0
+    printed = capsys.readouterr().out
+    state = json.loads((folder / "tune.json").read_text())
+    settings, pairs = state["settings"], state["iterations"]
+    assert settings["target"] == "style" and state["terms"] == list(Style._fields)
+    base = np.array(STYLES["default"])
+    assert settings["scales"] == np.abs(base).tolist()
+    assert set(settings["untuned"]) == {"hunt", "hunger"}          # 0 in the default style
+    tuned = base != 0
+    assert any(p["r"] for p in pairs)
+    expected = base + sum(gains(settings, p["k"])[1] * np.abs(base) * p["r"] / 2
+                          * signs(settings["seed"], p["k"], tuned) for p in pairs)
+    assert np.allclose(state["w"], expected) and not np.allclose(state["w"], base)
+    style_file = folder / "style.json"
+    assert f"style={style_file}" in printed and "value_head=none" in printed
+    assert STYLES[resolve_style(str(style_file))] == Style(*state["w"])
+    assert (folder / "tune.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert arena_main([f"tuned=search[value_head=none,max_nodes=100,think_ms=600000,"
+                       f"style={style_file}]", "floodfill", "-g", "1", "--size", "7",
+                       "-p", "1", "-q"]) == 0
+    with pytest.raises(ValueError, match="style file .*missing.json"):
+        resolve_style(str(tmp_path / "missing.json"))
+    with pytest.raises(SystemExit):     # a style's terms, not a head's measurements
+        main(["--dir", str(tmp_path / "x"), "--tune", "style", "--without", "opponents"])

@@ -2,7 +2,8 @@
 
 The picture: a white canvas, a frame with the y range labelled at top and bottom and the
 x range (epochs) at left and right, one coloured polyline with point markers per series, and
-a legend. Text uses a built-in 3x5 pixel font, so it needs no font files.
+a legend; or several such panels one above the other (:func:`plot_panels`). Text uses a
+built-in 3x5 pixel font, so it needs no font files.
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ _FONT = {
     "u": "000101101101111", "v": "000101101101010", "w": "000101101111111",
     "x": "000101010101101", "y": "000101111001110", "(": "010100100100010",
     ")": "010001001001010", "/": "001001010100100", "=": "000111000111000",
-    "_": "000000000000111",
+    "_": "000000000000111", "j": "001000001101010", "q": "000111101111001",
+    "z": "000111010100111", ",": "000000000010100", "%": "101001010100101",
 }
-COLOURS = [(31, 119, 180), (214, 39, 40), (44, 160, 44), (148, 103, 189), (255, 127, 14)]
+COLOURS = [(31, 119, 180), (214, 39, 40), (44, 160, 44), (148, 103, 189), (255, 127, 14),
+           (140, 86, 75), (227, 119, 194), (23, 190, 207)]
 
 
 def write_png(path: str | Path, image: np.ndarray) -> None:
@@ -83,11 +86,28 @@ def _tick(value: float, span: float) -> str:
     return f"{value:.{decimals}f}"
 
 
-def plot_curves(path: str | Path, series: dict[str, tuple[list[float], list[float]]],
-                title: str = "", width: int = 720, height: int = 440,
-                x_label: str = "epoch") -> None:
+Series = dict[str, tuple[list[float], list[float]]]
+
+
+def plot_curves(path: str | Path, series: Series, title: str = "", width: int = 720,
+                height: int = 440, x_label: str = "epoch") -> None:
     """Plot named ``(xs, ys)`` series (e.g. train and validation loss per epoch) to a PNG."""
-    img = np.full((height, width, 3), 255, np.uint8)
+    plot_panels(path, [(series, title, x_label)], width, height)
+
+
+def plot_panels(path: str | Path, panels: list[tuple[Series, str, str]], width: int = 720,
+                height: int = 440) -> None:
+    """Plot panels one above the other to a PNG, each ``(series, title, x_label)`` as
+    :func:`plot_curves` draws one, ``height`` pixels high: series of different scales
+    (weights, a score) each on an axis of its own."""
+    img = np.full((height * max(1, len(panels)), width, 3), 255, np.uint8)
+    for k, (series, title, x_label) in enumerate(panels):
+        _panel(img[k * height:(k + 1) * height], series, title, x_label)   # a view: drawn in
+    write_png(path, img)
+
+
+def _panel(img: np.ndarray, series: Series, title: str, x_label: str) -> None:
+    height, width, _ = img.shape
     left, right, top, bottom = 80, width - 20, 40, height - 50
     pts = [(x, y) for xs, ys in series.values() for x, y in zip(xs, ys)
            if np.isfinite(x) and np.isfinite(y)]
@@ -131,4 +151,3 @@ def plot_curves(path: str | Path, series: dict[str, tuple[list[float], list[floa
         ly = top + 10 + 16 * i
         _line(img, right - 150, ly + 4, right - 125, ly + 4, colour, thick=3)
         _text(img, right - 118, ly, name, colour)
-    write_png(path, img)

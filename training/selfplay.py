@@ -56,10 +56,8 @@ import contextlib
 import hashlib
 import json
 import multiprocessing
-import os
 import random
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,13 +121,8 @@ def _network(weights: str | bytes):
     key = weights if isinstance(weights, str) else hashlib.sha256(weights).hexdigest()
     if key not in _NETWORKS:
         from nnue.network import Network
-        if isinstance(weights, str):
-            _NETWORKS[key] = Network.load(weights)
-        else:
-            with tempfile.TemporaryDirectory() as folder:
-                path = Path(folder) / "weights.npz"
-                path.write_bytes(weights)
-                _NETWORKS[key] = Network.load(path)
+        _NETWORKS[key] = (Network.load(weights) if isinstance(weights, str)
+                          else Network.from_bytes(weights))
     return _NETWORKS[key]
 
 
@@ -238,28 +231,14 @@ def _write_json(path: Path, value: dict) -> None:
 
 
 def _ray_results(address: str, tasks: list[tuple], workers: int):
-    import ray
+    """The chunks played as tasks on the Ray cluster at ``address`` (``local``: one started
+    here with ``workers`` CPUs), as they finish (:func:`snake.arena.cluster.ray_map`)."""
+    from snake.arena.cluster import ray_map
 
-    if address == "local":
-        # Ray starts its workers at nice 15 (so its own daemons stay responsive); here the
-        # workers are the job, and on a shared machine nice 15 starves them.
-        os.environ.setdefault("RAY_worker_niceness", "0")
-        ray.init(include_dashboard=False, log_to_driver=False, num_cpus=workers)
-    else:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
-    try:
-        remote = ray.remote(_play_with_weights)
-        # The weights (tens of MB) go to the object store once, not with every task; a
-        # reference given as an argument of its own reaches the task as the bytes.
-        weights = next((t[WEIGHTS] for t in tasks if t[WEIGHTS] is not None), None)
-        shared = ray.put(weights) if weights is not None else None
-        pending = [remote.remote(t[:WEIGHTS] + (None,) + t[WEIGHTS + 1:], shared)
-                   for t in tasks]
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            yield ray.get(done[0])
-    finally:
-        ray.shutdown()
+    # The weights (tens of MB) go to the object store once, not with every task.
+    weights = next((t[WEIGHTS] for t in tasks if t[WEIGHTS] is not None), None)
+    return ray_map(_play_with_weights, [t[:WEIGHTS] + (None,) + t[WEIGHTS + 1:] for t in tasks],
+                   address=address, cpus=workers, shared=weights)
 
 
 #: Where a chunk's task holds its weights (see :func:`play_chunk`).

@@ -2,7 +2,7 @@
 
     python -m training.tune --dir runs/tune --iterations 1000 [--nodes 10000]
         [--records DIR...] [--positions FILE] [--without NAME...] [--c 0.1] [--step 0.02]
-        [--workers 2] [--seed 1]
+        [--workers 2 | --ray ADDRESS] [--seed 1] [--tune head | --tune style --style NAME]
 
 A head fitted to results or to search scores (:mod:`training.fit_head`) learns what
 goes with winning in games played well, and that has not yet made a better search
@@ -48,25 +48,64 @@ again from nothing with another ``--workers`` takes another path (its pairs see 
 
 ``DIR/tune.json`` holds the settings, ``w`` and every iteration (``r``, the two games'
 results and turns); ``DIR/head.npz`` is ``w`` as a value head file, rewritten after every
-batch. Stopping loses the batch being played; the same command resumes it (a directory made
+batch, and ``DIR/tune.png`` plots the weights and the pairs' results by iteration (the
+weights as the iterations moved them, recomputed from ``tune.json``, each times its
+input's spread; ``r`` averaged over the last 20 pairs and over all: SPSA's signal, not a
+strength, which the screen measures).
+Stopping loses the batch being played; the same command resumes it (a directory made
 with other settings is refused; ``--iterations`` may grow). The result is screened as any
 head is: an arena match against ``search`` without a head, ``search[value_head=none]`` (the
 command is printed at the end).
+
+**What is tuned** (``--tune``). ``head`` (the default): the value head above, over
+:data:`~snake.evaluation.control.MEASUREMENTS` (the duel head, ``weights/value-duel.npz``,
+was made so). ``style``: the weights of ``--style``'s board control
+(:class:`~snake.evaluation.control.Style`: control, length, cramped, food, food_health, hunt,
+hunger), from the style's own, both sides searching with ``value_head=none`` (board control
+alone: a head would correct the style's value and hide the weights' effect); weight ``i`` is
+perturbed by ``c_k * |v_i|`` and moved by ``step_k * |v_i|``, ``v_i`` its value in the style
+(each term moves in proportion to its size: ``food_health`` is in points of health, the
+others near 0.5), and a term the style does not play (0 in it: ``hunt`` and ``hunger`` in
+``default``) is not tuned. The result is ``DIR/style.json``, which a search plays with
+``search[style=DIR/style.json]`` (:func:`~snake.evaluation.control.resolve_style`); a style
+that wins its screen is then copied into :data:`~snake.evaluation.control.STYLES`. What is
+not tunable here: anything outside those two weight sets (the search's own settings: its
+nodes, replies, opponents; the network); and since every pair is a duel, the weights of
+games with three snakes or more (the default's ``multi_style``, ``hungry``, whose ``hunger``
+matters there): a style tuned here is tuned as a duel's style. A value head and a style are
+tuned one at a time (the other held as it is).
+
+**On a cluster** (``--ray ADDRESS``; ``local`` starts a one-machine Ray with ``--workers``
+CPUs): each pair of a batch is a Ray task on one core of any machine of the cluster
+(:mod:`snake.arena.cluster`), so make ``--workers`` (pairs a batch, from one ``w``) the
+cluster's cores. A pair's task writes its two trial heads (or styles) on its own machine and
+sends back its results; the driver keeps ``DIR`` and moves ``w``, so the machines need not
+share a disk, and the same command resumes a run whichever way it was played.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import sys
+import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from snake.evaluation.control import MEASUREMENTS, N_MEASUREMENTS, STYLES
+from snake.evaluation.control import (
+    MEASUREMENTS,
+    N_MEASUREMENTS,
+    SHIPPED_STYLES,
+    STYLES,
+    Style,
+    save_style,
+)
 from snake.evaluation.value_head import ValueHead, board_of
 from snake.progress import Progress
 
@@ -81,6 +120,28 @@ MIN_SPREAD = 0.02
 #: pair, would only wander (to +5 in 300 pairs of the first run: a logit of +5 where a snake
 #: is about to starve).
 MIN_TUNED_SPREAD = 0.05
+#: What a tuning may tune (``--tune``; module docstring).
+TARGETS = ("head", "style")
+#: The pairs' results are plotted as the mean ``r`` over this many last pairs.
+PLOT_WINDOW = 20
+
+
+def target(settings: dict[str, Any]) -> str:
+    """What a tuning tunes (a directory from before ``--tune`` tuned a head)."""
+    return settings.get("target", "head")
+
+
+def weight_names(settings: dict[str, Any]) -> tuple[str, ...]:
+    """The names of the weights a tuning moves, in the order of ``w``."""
+    return MEASUREMENTS if target(settings) == "head" else Style._fields
+
+
+def first_weights(settings: dict[str, Any]) -> list[float]:
+    """``w`` before the first iteration: a head of zeros (the style itself), or the
+    style's own weights."""
+    if target(settings) == "head":
+        return [0.0] * N_MEASUREMENTS
+    return [float(v) for v in STYLES[settings["style"]]]
 
 
 def linear_head(w: np.ndarray, style: str = "default", meta: dict[str, Any] | None = None,
@@ -110,41 +171,52 @@ def gains(settings: dict[str, Any], k: int) -> tuple[float, float]:
             settings["step"] * ((a + 1) / (a + k + 1)) ** ALPHA)
 
 
-def play_pair(task: tuple) -> dict[str, Any]:
-    """Play iteration ``k``'s pair of games (the plus head against the minus head, sides
-    swapped) and return its ``r`` (module docstring), results and turns."""
+def play_pair(task: tuple, shared: Any = None) -> dict[str, Any]:
+    """Play iteration ``k``'s pair of games (the plus weights against the minus weights,
+    sides swapped) and return its ``r`` (module docstring), results and turns. The trial
+    heads (or styles) are written in a folder of this process's own, removed after, so
+    that it plays alike on any machine (``shared``: unused, for
+    :func:`snake.arena.cluster.ray_map`)."""
     from snake.arena.match import play_game
     from snake.arena.players import parse_players
     from snake.arena.schedule import plan_games
 
-    folder, k, w_plus, w_minus, settings = task
-    work = Path(folder) / "work"
-    work.mkdir(parents=True, exist_ok=True)
-    files = [work / f"{k}-plus.npz", work / f"{k}-minus.npz"]
-    try:
-        for path, w in zip(files, (w_plus, w_minus)):
-            linear_head(np.array(w), settings["style"], means=settings.get("means"),
-                        size=settings["size"]).save(path)
-        players = parse_players([f"plus=search[value_head={files[0]},{player_options(settings)}]",
-                                 f"minus=search[value_head={files[1]},{player_options(settings)}]"])
-        width, height = settings["size"]
-        suite = suite_positions(settings["positions"]) if settings.get("positions") else None
-        specs = plan_games(n_players=2, games=2, seed=settings["seed"] * 1_000_003 + k,
-                           ruleset="standard", map_name="standard", width=width, height=height,
-                           timeout=500, n_snakes=2, max_turns=settings["max_turns"],
-                           positions=[suite[k % len(suite)]] if suite else None)
-        t0 = time.monotonic()
-        results, turns, r = [], [], 0.0
+    k, w_plus, w_minus, settings, position = task
+    width, height = settings["size"]
+    specs = plan_games(n_players=2, games=2, seed=settings["seed"] * 1_000_003 + k,
+                       ruleset="standard", map_name="standard", width=width, height=height,
+                       timeout=500, n_snakes=2, max_turns=settings["max_turns"],
+                       positions=[position] if position is not None else None)
+    t0 = time.monotonic()
+    results, turns, r = [], [], 0.0
+    with tempfile.TemporaryDirectory(prefix="tune-") as work:
+        players = parse_players(trial_players(settings, Path(work), w_plus, w_minus))
         for spec in specs:
             game = play_game(spec, players)
             results.append(game.results[0])
             turns.append(game.turns)
             r += POINTS[game.results[0]] - POINTS[game.results[1]]
-    finally:
-        for path in files:
-            path.unlink(missing_ok=True)
     return {"k": k, "r": r, "results": results, "turns": turns,
             "seconds": round(time.monotonic() - t0, 2)}
+
+
+def trial_players(settings: dict[str, Any], work: Path, w_plus: Sequence[float],
+                  w_minus: Sequence[float]) -> list[str]:
+    """The arena players ``plus`` and ``minus`` of a pair: the search with each side's
+    weights, written into ``work`` as a value head file (``--tune head``) or a style file
+    (``--tune style``, with no head)."""
+    texts = []
+    for side, w in (("plus", w_plus), ("minus", w_minus)):
+        if target(settings) == "head":
+            path = work / f"{side}.npz"
+            linear_head(np.array(w), settings["style"], means=settings.get("means"),
+                        size=settings["size"]).save(path)
+            texts.append(f"{side}=search[value_head={path},{player_options(settings)}]")
+        else:
+            path = work / f"{side}.json"
+            save_style(path, Style(*w))
+            texts.append(f"{side}=search[value_head=none,{player_options(settings, str(path))}]")
+    return texts
 
 
 _SUITES: dict[str, list[dict[str, Any]]] = {}
@@ -168,10 +240,11 @@ def suite_positions(path: str) -> list[dict[str, Any]]:
     return _SUITES[path]
 
 
-def player_options(settings: dict[str, Any]) -> str:
-    """The search's options for a head of this tuning: the node limit alone ends a move
-    (the clock is set far out), so the games do not depend on the machine's load."""
-    return f"max_nodes={settings['nodes']},style={settings['style']},think_ms=600000"
+def player_options(settings: dict[str, Any], style: str | None = None) -> str:
+    """The search's options for the weights of this tuning (``style``: another style than
+    the tuning's, a style file): the node limit alone ends a move (the clock is set far
+    out), so the games do not depend on the machine's load."""
+    return f"max_nodes={settings['nodes']},style={style or settings['style']},think_ms=600000"
 
 
 class Tuning:
@@ -180,6 +253,8 @@ class Tuning:
     def __init__(self, folder: Path, settings: dict[str, Any]) -> None:
         self.folder = folder
         self.path = folder / "tune.json"
+        # what the weights weigh: a head's measurements, a style's terms
+        names = "measurements" if target(settings) == "head" else "terms"
         if self.path.exists():
             kept = json.loads(self.path.read_text())
             if kept["settings"] != settings:
@@ -187,11 +262,11 @@ class Tuning:
                                  f"({kept['settings']}); use another --dir")
             self.state = kept
         else:
-            self.state = {"settings": settings, "measurements": list(MEASUREMENTS),
-                          "w": [0.0] * N_MEASUREMENTS, "iterations": [], "seconds": 0.0}
-        if self.state["measurements"] != list(MEASUREMENTS):
-            raise ValueError(f"{folder} was tuned on measurements {self.state['measurements']}, "
-                             f"the core has {list(MEASUREMENTS)}")
+            self.state = {"settings": settings, names: list(weight_names(settings)),
+                          "w": first_weights(settings), "iterations": [], "seconds": 0.0}
+        if self.state[names] != list(weight_names(settings)):
+            raise ValueError(f"{folder} was tuned on {names} {self.state[names]}, "
+                             f"the core has {list(weight_names(settings))}")
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -208,22 +283,28 @@ class Tuning:
     @property
     def tuned(self) -> np.ndarray:
         untuned = set(self.settings["without"]) | set(self.settings.get("untuned", {}))
-        return np.array([name not in untuned for name in MEASUREMENTS])
+        return np.array([name not in untuned for name in weight_names(self.settings)])
 
     @property
-    def spreads(self) -> np.ndarray:
-        return np.array(self.settings["spreads"], dtype=np.float64)
+    def units(self) -> np.ndarray:
+        """Each weight's unit of perturbation and step: ``1 / s_i`` of a head, ``|v_i|``
+        of a style (module docstring)."""
+        if target(self.settings) == "style":
+            return np.array(self.settings["scales"], dtype=np.float64)
+        return 1.0 / np.array(self.settings["spreads"], dtype=np.float64)
 
     def tasks(self, first: int, count: int) -> list[tuple]:
         """The pairs of iterations ``first``.. ``first + count - 1``, all from today's ``w``
         (each pair records that it was played from ``w`` after ``first`` iterations)."""
+        suite = (suite_positions(self.settings["positions"]) if self.settings.get("positions")
+                 else None)
         out = []
         for k in range(first, first + count):
             c, _ = gains(self.settings, k)
-            c = c / self.spreads
+            c = c * self.units
             d = signs(self.settings["seed"], k, self.tuned)
-            out.append((str(self.folder), k, (self.w + c * d).tolist(), (self.w - c * d).tolist(),
-                        self.settings))
+            out.append((k, (self.w + c * d).tolist(), (self.w - c * d).tolist(), self.settings,
+                        suite[k % len(suite)] if suite else None))
         return out
 
     def apply(self, played: list[dict[str, Any]], seconds: float) -> None:
@@ -232,13 +313,32 @@ class Tuning:
         first = self.done
         for pair in sorted(played, key=lambda p: p["k"]):
             pair.setdefault("from", first)      # the w it was played from
-            _, step = gains(self.settings, pair["k"])
-            w += (step / self.spreads * pair["r"] / 2.0
-                  * signs(self.settings["seed"], pair["k"], self.tuned))
+            w += self.move(pair)
             self.state["iterations"].append(pair)
         self.state["w"] = w.tolist()
         self.state["seconds"] = round(self.state["seconds"] + seconds, 1)
         self.save()
+
+    def move(self, pair: dict[str, Any]) -> np.ndarray:
+        """How a played pair moves ``w``: ``step_k * unit * (r / 2) * D_k``."""
+        _, step = gains(self.settings, pair["k"])
+        return (step * self.units * pair["r"] / 2.0
+                * signs(self.settings["seed"], pair["k"], self.tuned))
+
+    def trajectory(self) -> np.ndarray:
+        """``w`` before the first iteration and after each (``[done + 1, weights]``), as
+        :meth:`apply` moved it."""
+        w = np.array(first_weights(self.settings), dtype=np.float64)
+        out = [w.copy()]
+        for pair in self.state["iterations"]:
+            w += self.move(pair)
+            out.append(w.copy())
+        return np.array(out)
+
+    @property
+    def result_path(self) -> Path:
+        """The file the tuned weights are written to (a value head, or a style)."""
+        return self.folder / ("head.npz" if target(self.settings) == "head" else "style.json")
 
     def head(self) -> ValueHead:
         games = 2 * self.done
@@ -248,11 +348,42 @@ class Tuning:
             size=self.settings["size"])
 
     def save(self) -> None:
+        """Write ``tune.json``, the tuned weights (:attr:`result_path`) and the plot, each
+        under a temporary name first, so a stopped run never leaves half a file."""
         temporary = self.path.with_suffix(".part")
         temporary.write_text(json.dumps(self.state, indent=1))
         temporary.replace(self.path)
-        self.head().save(self.folder / "head.part.npz")
-        (self.folder / "head.part.npz").replace(self.folder / "head.npz")
+        part = self.result_path.with_name("part-" + self.result_path.name)
+        if target(self.settings) == "head":
+            self.head().save(part)
+        else:
+            save_style(part, Style(*self.w), {
+                "tuned_by": "SPSA (training.tune --tune style)", "iterations": self.done,
+                "games": 2 * self.done, "settings": self.settings})
+        part.replace(self.result_path)
+        self.plot(self.folder / "part-tune.png")
+        (self.folder / "part-tune.png").replace(self.folder / "tune.png")
+
+    def plot(self, path: Path) -> None:
+        """The weights and the pairs' results by iteration, as a PNG (module docstring):
+        the tuned weights six to a panel, each in its unit (a head's times its input's
+        spread, a style's over its value in the style: on one scale, which the weights
+        themselves are not), then ``r``."""
+        from training.plot import plot_panels
+
+        ks = list(range(self.done + 1))
+        w = self.trajectory() / np.where(self.units > 0, self.units, 1.0)   # (0: untuned)
+        names = [(i, n) for i, n in enumerate(weight_names(self.settings)) if self.tuned[i]]
+        title = ("weights times their input's spread" if target(self.settings) == "head"
+                 else "weights over their value in the style")
+        panels = [({n: (ks, w[:, i].tolist()) for i, n in names[j:j + 6]},
+                   title if j == 0 else "", "iteration") for j in range(0, len(names), 6)]
+        r = np.array([p["r"] for p in self.state["iterations"]], dtype=np.float64)
+        last = [float(r[max(0, i - PLOT_WINDOW):i].mean()) for i in range(1, len(r) + 1)]
+        overall = (np.cumsum(r) / np.arange(1, len(r) + 1)).tolist()
+        panels.append(({f"r last {PLOT_WINDOW}": (ks[1:], last), "r all": (ks[1:], overall)},
+                       "pairs: plus points minus minus points", "iteration"))
+        plot_panels(path, panels, height=300)
 
     def summary(self) -> list[str]:
         """What the tuning has done: the plus heads' score, the speed and the weights."""
@@ -264,7 +395,8 @@ class Tuning:
         if self.state["seconds"]:
             lines.append(f"{games / self.state['seconds'] * 3600:.0f} games per hour of wall time")
         lines.append("w: " + ", ".join(f"{n} {v:+.3f}" for n, v, tuned
-                                       in zip(MEASUREMENTS, self.w, self.tuned) if tuned))
+                                       in zip(weight_names(self.settings), self.w, self.tuned)
+                                       if tuned))
         untuned = self.settings.get("untuned", {})
         if untuned:
             lines.append("not tuned: " + ", ".join(f"{n} ({why})" for n, why in untuned.items()))
@@ -305,6 +437,8 @@ def run(args: argparse.Namespace) -> Tuning:
                 "max_turns": args.max_turns,
                 "stability": args.stability if args.stability is not None
                 else max(1, args.iterations // 10)}
+    if args.tune != "head":       # (a head's settings stay as they were before --tune)
+        settings["target"] = args.tune
     if args.positions is not None:
         from snake.arena.schedule import plan_games
 
@@ -321,34 +455,55 @@ def run(args: argparse.Namespace) -> Tuning:
         if args.stability is None:
             # A resumed run keeps the A it was started with, whatever --iterations says now,
             settings["stability"] = kept["stability"]
-        for key in ("spreads", "means", "untuned"):     # and what it measured
+        for key in ("spreads", "means", "untuned", "scales"):     # and what it measured
             if key in kept:
                 settings[key] = kept[key]
-    else:
+    elif args.tune == "head":
         settings["means"], settings["spreads"], settings["untuned"] = measured_inputs(
             args.records, args.style, args.quiet)
+    else:
+        settings["scales"] = [abs(v) for v in first_weights(settings)]
+        settings["untuned"] = {n: "0 in the style: a term it does not play"
+                               for n, v in zip(Style._fields, first_weights(settings)) if v == 0}
     tuning = Tuning(folder, settings)
     bar = Progress(args.iterations, "tune", unit="pair", start=min(tuning.done, args.iterations),
                    enabled=not args.quiet)
-    pool = None if args.workers == 1 else multiprocessing.get_context("spawn").Pool(args.workers)
-    try:
+    with pair_player(args.workers, args.ray) as play:
         while tuning.done < args.iterations:
             count = min(args.workers, args.iterations - tuning.done)
             tasks = tuning.tasks(tuning.done, count)
             t0 = time.monotonic()
-            played = list(pool.imap_unordered(play_pair, tasks) if pool else map(play_pair, tasks))
+            played = play(tasks)
             tuning.apply(played, time.monotonic() - t0)
             bar.update(count, r=" ".join(f"{p['r']:+g}" for p in played))
-    except BaseException:
-        if pool is not None:
-            pool.terminate()        # a stopped run: the batch being played is lost
-        raise
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
     bar.close()
     return tuning
+
+
+@contextlib.contextmanager
+def pair_player(workers: int, ray: str | None) -> Iterator[Callable[[list], list]]:
+    """A function that plays a batch of pairs (:func:`play_pair`) and returns their
+    results: in this process (one worker), in ``workers`` processes, or as tasks on the
+    Ray cluster at ``ray`` (``local``: one started here with ``workers`` CPUs), connected
+    once for all the batches. A stopped run loses the batch being played (its processes
+    are stopped, its tasks cancelled)."""
+    if ray is not None:
+        from snake.arena.cluster import ray_map, session
+
+        with session(ray, workers):
+            yield lambda tasks: list(ray_map(play_pair, tasks))
+    elif workers == 1:
+        yield lambda tasks: list(map(play_pair, tasks))
+    else:
+        pool = multiprocessing.get_context("spawn").Pool(workers)
+        try:
+            yield lambda tasks: list(pool.imap_unordered(play_pair, tasks))
+        except BaseException:
+            pool.terminate()
+            raise
+        finally:
+            pool.close()
+            pool.join()
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -359,10 +514,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--dir", required=True, help="the tuning's directory (a rerun resumes)")
     p.add_argument("--iterations", type=int, default=1000, help="pairs of games (1000)")
     p.add_argument("--nodes", type=int, default=10_000, help="nodes a move for both heads (10000)")
-    p.add_argument("--without", nargs="*", default=["opponents"], metavar="NAME",
-                   help="measurements whose weights stay zero (opponents)")
+    p.add_argument("--tune", choices=TARGETS, default="head",
+                   help="what to tune: a value head over the measurements (head), or the "
+                        "weights of --style's board control (style)")
+    p.add_argument("--without", nargs="*", metavar="NAME",
+                   help="weights held as they are: measurements (head: opponents) or style "
+                        "terms (style: none but those 0 in the style)")
     p.add_argument("--c", type=float, default=0.1,
-                   help="the first perturbation of a weight, in units of 1/spread (0.1)")
+                   help="the first perturbation of a weight, in units of 1/spread (head) or "
+                        "of its value (style) (0.1)")
     p.add_argument("--step", type=float, default=0.02,
                    help="the first move of a weight for a pair won 2-0, likewise (0.02)")
     p.add_argument("--records", nargs="+", default=[], metavar="DIR",
@@ -372,18 +532,37 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--positions", metavar="FILE",
                    help="play pair k from duel k of this positions file (cycling; "
                         "python -m snake.arena.positions) instead of a new start")
-    p.add_argument("--style", default="default", choices=sorted(STYLES),
-                   help="the board-control style the head corrects (default)")
+    p.add_argument("--style", default="default", choices=sorted(SHIPPED_STYLES),
+                   help="the board-control style the head corrects, or (--tune style) whose "
+                        "weights are tuned (default)")
     p.add_argument("--size", type=parse_size, default=(11, 11), help="board size (11)")
     p.add_argument("--max-turns", type=int, default=1000,
                    help="a game still going is a draw (1000)")
-    p.add_argument("--workers", type=int, default=2, help="pairs played at once (2)")
+    p.add_argument("--workers", type=int, default=2,
+                   help="pairs played at once, from one w (2): processes here, or with --ray "
+                        "tasks on the cluster (make it the cluster's cores)")
+    p.add_argument("--ray", metavar="ADDRESS",
+                   help="play the pairs on a Ray cluster: HOST:PORT of its head, auto, or "
+                        "local (start one here with --workers CPUs)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     args = p.parse_args(argv)
-    unknown = sorted(set(args.without) - set(MEASUREMENTS))
+    names = MEASUREMENTS if args.tune == "head" else Style._fields
+    if args.without is None:
+        args.without = ["opponents"] if args.tune == "head" else []
+    unknown = sorted(set(args.without) - set(names))
     if unknown:
-        p.error(f"--without: unknown measurements {unknown} (known: {', '.join(MEASUREMENTS)})")
+        what = "measurements" if args.tune == "head" else "style terms"
+        p.error(f"--without: unknown {what} {unknown} (known: {', '.join(names)})")
+    if args.tune == "style" and args.records:
+        p.error("--records measures a head's inputs; a style's weights move in units of "
+                "their own values")
+    if args.ray is not None:
+        from snake.arena.cluster import require_ray
+        try:
+            require_ray()
+        except ValueError as exc:
+            p.error(str(exc))
     for name in ("iterations", "nodes", "workers", "max_turns"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
@@ -401,11 +580,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     for line in tuning.summary():
         print(line)
-    head = Path(args.dir) / "head.npz"
+    result = tuning.result_path
     options = player_options(tuning.settings)
+    if target(tuning.settings) == "head":
+        tuned = f"search[value_head={result},{options}]"
+    else:
+        tuned = f"search[value_head=none,{player_options(tuning.settings, str(result))}]"
     width, height = tuning.settings["size"]
-    print(f"wrote {head}; screen it with:\n  python -m snake.arena "
-          f"\"tuned=search[value_head={head},{options}]\" "
+    print(f"wrote {result} and {Path(args.dir) / 'tune.png'}; screen it with:\n"
+          f"  python -m snake.arena \"tuned={tuned}\" "
           f"\"base=search[value_head=none,{options}]\" "
           f"--size {width}x{height} -g 100 -p 1 --seed 301")
     if tuning.settings.get("positions"):

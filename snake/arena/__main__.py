@@ -3,6 +3,7 @@
     python -m snake.arena floodfill random --games 200 --size 11 --parallel 2
     python -m snake.arena seed floodfill --snakes 4 --ruleset royale --output-dir runs/r1
     python -m snake.arena mine=http://127.0.0.1:8000 floodfill --timeout 500
+    python -m snake.arena "search" "search[value_head=none]" --sprt 0,30 --ray HEAD:6379
 
 See docs/arena.md for every option, the replay format and how results are counted.
 """
@@ -15,12 +16,15 @@ import multiprocessing
 import os
 import random
 import sys
+import urllib.parse
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Sequence
 
-from snake.arena.match import GameResult, play_game
+from snake.arena.cluster import WorkerLost, require_ray
+from snake.arena.match import GameResult, play_game, record_name
 from snake.arena.players import PlayerError, PlayerSpec, fetch_metadata, parse_players
 from snake.arena.positions import load_positions
 from snake.arena.report import Totals, format_report, game_entry
@@ -76,7 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-t", "--timeout", type=int, default=500,
                    help="game.timeout in ms: HTTP answers later than this are missed (500)")
     p.add_argument("-p", "--parallel", type=int, default=os.cpu_count() or 1,
-                   help="games played at once, in worker processes (number of cores)")
+                   help="games played at once, in worker processes (number of cores); "
+                        "with --ray local, the CPUs of the Ray started here")
+    p.add_argument("--ray", metavar="ADDRESS",
+                   help="play the games as tasks on a Ray cluster, one core each: HOST:PORT "
+                        "of its head, auto (the cluster this machine is in) or local (start "
+                        "one here with --parallel CPUs); see docs/arena.md")
     p.add_argument("-o", "--output-dir", type=Path,
                    help="write every game there as game-NNNNN.jsonl (CLI --output format) "
                         "and a line in games.jsonl as it ends, and the totals as results.json")
@@ -160,10 +169,25 @@ def _init_worker(players, settings, replay_dir, weights, network_loaded) -> None
         _WORKER["networks"] = load_player_networks(players)
 
 
-def _play(spec: GameSpec) -> GameResult:
-    return play_game(spec, _WORKER["players"], network=_WORKER["network"],
-                     settings=_WORKER["settings"], replay_dir=_WORKER["replay_dir"],
-                     networks=_WORKER["networks"])
+def _play(spec: GameSpec, worker: dict[str, Any] | None = None) -> GameResult:
+    """Play one game with what this worker process was given: :data:`_WORKER` (set by
+    :func:`_init_worker`), or ``worker`` (a Ray worker's, :func:`_ray_worker`)."""
+    worker = _WORKER if worker is None else worker
+    return play_game(spec, worker["players"], network=worker["network"],
+                     settings=worker["settings"], replay_dir=worker["replay_dir"],
+                     networks=worker["networks"], keep_record=worker.get("keep_record", False))
+
+
+def _ray_worker(shipped: tuple) -> dict[str, Any]:
+    """What a Ray worker plays with (:func:`_play`), from what the driver sent
+    (:func:`_ray_games`): the networks come as their files' bytes (a cluster's machines
+    need not share a disk), and each game's record comes back to the driver."""
+    players, settings, main, files, keep_record = shipped
+    from nnue.network import Network
+    return {"players": players, "settings": settings, "replay_dir": None,
+            "keep_record": keep_record,
+            "network": Network.from_bytes(main) if main is not None else None,
+            "networks": {name: Network.from_bytes(data) for name, data in files.items()}}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -204,6 +228,9 @@ def run(args: argparse.Namespace) -> int:
         # its Elo is a duel's: 0 Elo is a 50 % score, where even play with 4 snakes is 25 %
         raise ValueError(f"--sprt tests duels; these games have {n_snakes} snakes")
     check_ruleset_on_map(args.ruleset, args.map)    # games from positions skip the set-up
+    if args.ray is not None:
+        require_ray()
+        _warn_unreachable(players, args.ray)
 
     # Ask every HTTP snake for its looks once, as the CLI does; an unreachable snake stops
     # the run before it starts.
@@ -254,50 +281,33 @@ def run(args: argparse.Namespace) -> int:
     parallel = max(1, min(args.parallel, len(specs)))
     interrupted = lost = False
     # Each game's process searches on its share of the machine (a search's helper threads,
-    # ``threads``, take only that share), unless the environment says otherwise.
+    # ``threads``, take only that share), unless the environment says otherwise; a Ray
+    # task has one core of its machine.
     cores_before = read_setting("NUPPEPPOU_SEARCH_CORES")
-    if cores_before is None:
+    if cores_before is None and args.ray is None:
         from snake.search.cores import available_cores
         os.environ["NUPPEPPOU_SEARCH_CORES"] = str(max(1, available_cores() // parallel))
+    init = (players, settings, replay_dir, args.weights, network is not None)
+    if args.ray is not None:
+        games = _ray_games(specs, args.ray, parallel, init,
+                           str(cores_before) if cores_before is not None else "1")
+    elif parallel == 1:
+        games = _serial_games(specs, init, network)
+    else:
+        games = _process_games(specs, parallel, init, network)
     try:
-        if parallel == 1:
-            _WORKER.update(network=network)
-            _init_worker(players, settings, replay_dir, args.weights, network is not None)
-            outcomes = map(_play, specs)
-            for result in outcomes:
-                _collect(result, totals, results, bar, games_log, players)
+        try:
+            # A sequential test counts the games in their order, as one process would,
+            # so that where it stops does not depend on which game finished first.
+            for result in _in_order(games) if args.sprt is not None else games:
+                _collect(result, totals, results, bar, games_log, players, replay_dir)
                 if decided():
                     break
-        else:
-            ctx = multiprocessing.get_context(
-                "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-            if ctx.get_start_method() == "fork":
-                _WORKER["network"] = network   # shared with the forked workers
-            executor = ProcessPoolExecutor(
-                parallel, mp_context=ctx, initializer=_init_worker,
-                initargs=(players, settings, replay_dir, args.weights, network is not None))
-            futures = [executor.submit(_play, spec) for spec in specs]
-            try:
-                # A sequential test counts the games in their order, as one process would,
-                # so that where it stops does not depend on which game finished first.
-                for future in iter(futures) if args.sprt is not None else as_completed(futures):
-                    _collect(future.result(), totals, results, bar, games_log, players)
-                    if decided():
-                        break
-            except BrokenProcessPool:
-                # (a pool of multiprocessing waited for ever for a killed worker's game)
-                lost = True
-                print("\narena: a game process died (killed, out of memory?); results of "
-                      "the finished games:", file=sys.stderr)
-            finally:
-                if not all(future.done() for future in futures):
-                    # The games still running are stopped, not waited for; the pool then
-                    # fails the games not begun, which nothing reads. (Cancelling them
-                    # first makes its manager thread raise on the cancelled ones.)
-                    processes = getattr(executor, "_processes", None) or {}
-                    for process in list(processes.values()):
-                        process.terminate()
-                executor.shutdown(wait=True)
+        finally:
+            games.close()       # the games still running or not begun are stopped
+    except WorkerLost as exc:
+        lost = True
+        print(f"\narena: {exc}; results of the finished games:", file=sys.stderr)
     except KeyboardInterrupt:
         interrupted = True
         print("\narena: interrupted; results of the finished games:", file=sys.stderr)
@@ -331,8 +341,95 @@ def run(args: argparse.Namespace) -> int:
     return 130 if interrupted else 2 if lost else 0
 
 
+def _serial_games(specs: Sequence[GameSpec], init: tuple, network: Any) -> Iterator[GameResult]:
+    """The games played one after the other in this process."""
+    _WORKER.update(network=network)
+    _init_worker(*init)
+    for spec in specs:
+        yield _play(spec)
+
+
+def _process_games(specs: Sequence[GameSpec], parallel: int, init: tuple,
+                   network: Any) -> Iterator[GameResult]:
+    """The games played in ``parallel`` worker processes of this machine, as they finish.
+    Closing the generator stops the games still running; a worker that dies raises
+    :class:`WorkerLost` (a pool of multiprocessing waits for ever for a killed worker's
+    game)."""
+    ctx = multiprocessing.get_context(
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    if ctx.get_start_method() == "fork":
+        _WORKER["network"] = network   # shared with the forked workers
+    executor = ProcessPoolExecutor(parallel, mp_context=ctx, initializer=_init_worker,
+                                   initargs=init)
+    futures = [executor.submit(_play, spec) for spec in specs]
+    try:
+        for future in as_completed(futures):
+            yield future.result()
+    except BrokenProcessPool:
+        raise WorkerLost("a game process died (killed, out of memory?)") from None
+    finally:
+        if not all(future.done() for future in futures):
+            # The games still running are stopped, not waited for; the pool then fails
+            # the games not begun, which nothing reads. (Cancelling them first makes its
+            # manager thread raise on the cancelled ones.)
+            processes = getattr(executor, "_processes", None) or {}
+            for process in list(processes.values()):
+                process.terminate()
+        executor.shutdown(wait=True)
+
+
+def _ray_games(specs: Sequence[GameSpec], address: str, cpus: int, init: tuple,
+               cores: str) -> Iterator[GameResult]:
+    """The games played as Ray tasks on the cluster at ``address`` (``local``: one started
+    here with ``cpus`` CPUs), one core each (``cores``: their searches' cores,
+    ``NUPPEPPOU_SEARCH_CORES``), as they finish (:func:`snake.arena.cluster.ray_map`): the
+    same games as :func:`_process_games`, by the same :func:`_play`. The players, settings
+    and networks go to the object store once; each game's record comes back with its result
+    and is written here (:func:`_collect`)."""
+    from nnue.network import DEFAULT_WEIGHTS
+    from snake.arena.cluster import ray_map
+
+    players, settings, replay_dir, weights, network_loaded = init
+    main = Path(weights or DEFAULT_WEIGHTS).read_bytes() if network_loaded else None
+    files = {p.weights: Path(p.weights).read_bytes() for p in players if p.weights}
+    shipped = (players, settings, main, files, replay_dir is not None)
+    return ray_map(_play, specs, address=address, cpus=cpus, shared=shipped,
+                   setup=_ray_worker, env={"NUPPEPPOU_SEARCH_CORES": cores})
+
+
+def _warn_unreachable(players: Sequence[PlayerSpec], address: str) -> None:
+    """Say so when an HTTP snake's address is this machine's loopback while the games may
+    be played on other machines, from which it names another machine (or none)."""
+    if address == "local":
+        return
+    for p in players:
+        host = urllib.parse.urlsplit(p.target).hostname if p.is_http else None
+        if host in ("localhost", "::1") or (host or "").startswith("127."):
+            print(f"arena: {p.label}: {host} is reached from the machine that plays each "
+                  "game: on a cluster, give an address the other machines reach",
+                  file=sys.stderr)
+
+
+def _in_order(results: Iterable[GameResult]) -> Iterator[GameResult]:
+    """The games of ``results`` (any order) in their order (``index``), each as soon as
+    it and all those before it are in."""
+    waiting: dict[int, GameResult] = {}
+    following = 0
+    for result in results:
+        waiting[result.index] = result
+        while following in waiting:
+            yield waiting.pop(following)
+            following += 1
+
+
 def _collect(result: GameResult, totals: Totals, results: list[GameResult], bar: Progress,
-             games_log: Path | None = None, players: Sequence[PlayerSpec] = ()) -> None:
+             games_log: Path | None = None, players: Sequence[PlayerSpec] = (),
+             replay_dir: str | None = None) -> None:
+    if result.record is not None and replay_dir is not None:
+        # played on a machine that does not hold the output directory
+        result.replay_path = str(Path(replay_dir) / record_name(result.index))
+        Path(result.replay_path).write_text(result.record, encoding="utf-8")
+        result.record = None
     totals.add(result)
     results.append(result)
     if games_log is not None:   # as each game ends: a run killed later keeps what it played

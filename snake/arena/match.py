@@ -33,6 +33,7 @@ from snake.board import Game, GameState, Settings, parse_request
 from snake.records.replay import (
     Replay,
     SnakeLook,
+    dumps_replay,
     game_object,
     request_body,
     result_line,
@@ -81,6 +82,14 @@ class GameResult:
     timing: dict[int, Timing]
     replay_path: str | None = None
     decided: bool = False            # stopped early, every player's result settled
+    #: the game's record (CLI format) when it was played away from the disk it is kept on
+    #: (a Ray task on another machine): the driver writes it (``keep_record``)
+    record: str | None = None
+
+
+def record_name(index: int) -> str:
+    """The file name of game ``index``'s record in a run's output directory."""
+    return f"game-{index + 1:05d}.jsonl"
 
 
 def make_seat(player: PlayerSpec, spec: GameSpec, seat: int,
@@ -93,9 +102,11 @@ def make_seat(player: PlayerSpec, spec: GameSpec, seat: int,
 
 def play_game(spec: GameSpec, players: Sequence[PlayerSpec], *, network: Any = None,
               settings: Settings | None = None, replay_dir: str | Path | None = None,
-              networks: dict[str, Any] | None = None) -> GameResult:
+              networks: dict[str, Any] | None = None, keep_record: bool = False) -> GameResult:
     """Play one game to its end and score it. ``network`` is the built-in players'
-    network, ``networks`` those of players with a file of their own (by file)."""
+    network, ``networks`` those of players with a file of their own (by file). The game's
+    record is written into ``replay_dir`` (``replay_path``), or, with ``keep_record``,
+    returned as text (``record``) for the caller to write."""
     networks = networks or {}
     from snake.rules import default_move, is_game_over, play_turn
     from snake.rules.start import make_ruleset, new_game
@@ -128,7 +139,7 @@ def play_game(spec: GameSpec, players: Sequence[PlayerSpec], *, network: Any = N
     # neck show it (``up`` for the stacked bodies of turn 0)
     last_move = {s.id: default_move(s) for s in state.board.snakes}
     game = game_object(state)
-    replay = Replay(game) if replay_dir is not None else None
+    replay = Replay(game) if replay_dir is not None or keep_record else None
     you_id = ids[spec.seats.index(0)] if 0 in spec.seats else ids[0]
     http_seats = [sid for sid in ids if seats[sid].is_http]
     pool = ThreadPoolExecutor(max_workers=len(http_seats)) if http_seats else None
@@ -188,13 +199,16 @@ def play_game(spec: GameSpec, players: Sequence[PlayerSpec], *, network: Any = N
         winner_id, winner_name, is_draw = living[0].id, looks[living[0].id].name, False
     else:
         winner_id, winner_name, is_draw = "", "", len(ids) > 1
-    path = None
+    path = record = None
     if replay is not None:
         replay.result = result_line(winner_id, winner_name, is_draw)
-        path = str(Path(replay_dir) / f"game-{spec.index + 1:05d}.jsonl")
-        write_replay(path, replay)
+        if keep_record:
+            record = dumps_replay(replay)
+        if replay_dir is not None:
+            path = str(Path(replay_dir) / record_name(spec.index))
+            write_replay(path, replay)
     return GameResult(spec.index, spec.game_id, state.turn, spec.seats, results, winner_id,
-                      winner_name, is_draw, stopped, timing, path, decided)
+                      winner_name, is_draw, stopped, timing, path, decided, record)
 
 
 def settled(state, owner: dict[str, int]) -> bool:

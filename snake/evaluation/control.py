@@ -46,7 +46,9 @@ head's output on the snake's :data:`MEASUREMENTS` (:func:`measure`), clamped int
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
@@ -114,6 +116,38 @@ STYLES: dict[str, Style] = {
     "space": Style(1.0, 0.1, 0.4, 0.1, 50.0, 0.0, 0.0),
     "hungry": Style(0.5, 0.6, 0.4, 0.15, 101.0, 0.0, 0.5),
 }
+#: The styles above (:data:`STYLES` also holds the style files read: :func:`resolve_style`).
+SHIPPED_STYLES = tuple(STYLES)
+#: A style file's name ends so (:func:`resolve_style`).
+STYLE_FILE = ".json"
+
+
+def save_style(path: str | Path, style: Style, meta: dict[str, Any] | None = None) -> None:
+    """Write ``style``'s weights, by term, as a style file (JSON) that a search plays with
+    ``style=PATH`` (:func:`resolve_style`); ``meta`` says where they come from."""
+    text = json.dumps({"weights": style._asdict(), "meta": dict(meta or {})}, indent=1)
+    Path(path).write_text(text + "\n", encoding="utf-8")
+
+
+def resolve_style(style: str) -> str:
+    """The name :data:`STYLES` knows ``style`` by: a style's name as it is, or a style file
+    (a path ending in :data:`STYLE_FILE`, :func:`save_style`: a tuner's weights,
+    :mod:`training.tune`) read now and known by its path in this process from then on
+    (a search reads its style's weights when it starts). ``ValueError`` names what is wrong
+    with a file that is not one."""
+    if not style.endswith(STYLE_FILE):
+        return style
+    try:
+        weights = json.loads(Path(style).read_text(encoding="utf-8"))["weights"]
+        values = [float(weights[term]) for term in Style._fields]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"style file {style}: not a style's weights "
+                         f"({type(exc).__name__}: {exc}); terms {', '.join(Style._fields)}"
+                         ) from None
+    STYLES[style] = Style(*values)
+    return style
+
+
 #: A hungry style's margin, in moves of health (the hunger term of the module docstring).
 #: Owning no food, such a snake has fallen behind (every food nearer to another snake, or
 #: contested by one as long), and the plain value, which counts only food it owns, would

@@ -23,7 +23,13 @@ from typing import Any
 from snake.board import MoveRequest
 from snake.core import EncodeError
 from snake.decision import Decision, SearchResult
-from snake.evaluation.control import STYLES, BoardControlEvaluator
+from snake.evaluation.control import (
+    SHIPPED_STYLES,
+    STYLE_FILE,
+    STYLES,
+    BoardControlEvaluator,
+    resolve_style,
+)
 from snake.evaluation.network import NnueEvaluator
 from snake.evaluation.value_head import ValueHead, board_of, load_head
 from snake.search.alphabeta import MAX_DEPTH, AlphaBeta
@@ -90,7 +96,8 @@ class SearchStrategy:
     ``last_chance``: when the search proves that every move can be killed this turn, play
     the move that survives the most replies (:mod:`snake.search.last_chance`).
     ``replies``: ``joint`` or ``best`` (:data:`REPLIES`). ``style``: board control's
-    weights (compiled engine; :data:`snake.evaluation.control.STYLES`); ``multi_style``:
+    weights (compiled engine; :data:`snake.evaluation.control.STYLES`, or a style file:
+    :func:`snake.evaluation.control.resolve_style`); ``multi_style``:
     the weights while three snakes or more are alive (``None``: ``style`` throughout).
     ``value_head``: a learned value head or its file (:mod:`snake.evaluation.value_head`,
     compiled engine) that values the leaves from board control's measurements in the
@@ -119,10 +126,14 @@ class SearchStrategy:
             raise ValueError(f"unknown search engine {engine!r}; choose one of {ENGINES}")
         if not 0.0 <= network_weight <= 1.0:
             raise ValueError("network_weight must be in [0, 1]")
+        style = resolve_style(style)
+        multi_style = resolve_style(multi_style) if multi_style is not None else None
         for weights in (style, multi_style):
             if weights is not None and (weights not in STYLES
                                         or (weights != "default" and engine != "compiled")):
-                raise ValueError(f"style {weights!r}: one of {', '.join(STYLES)}, "
+                raise ValueError(f"style {weights!r}: one of {', '.join(SHIPPED_STYLES)} "
+                                 "or a style file "
+                                 f"(*{STYLE_FILE}), "
                                  "in the compiled engine")
         if replies not in REPLIES:
             raise ValueError(f"replies {replies!r}: one of {', '.join(REPLIES)}")
