@@ -735,9 +735,10 @@ def _soft(v):
 
 
 @njit(inline="always", **JIT)
-def _measure(g, s, i, work, out):
-    """Snake ``i``'s :data:`MEASUREMENTS` into ``out``, from the partition in ``work``
-    (``i`` alive): :func:`snake.evaluation.control.measure`."""
+def _measure(g, s, i, work, out, o):
+    """Snake ``i``'s :data:`MEASUREMENTS` into ``out[o:]``, from the partition in ``work``
+    (``i`` alive): :func:`snake.evaluation.control.measure`. (An offset, not a slice: a
+    slice is an array made, and counted in and out, at every leaf.)"""
     n = g[G_N]
     quarters, food_d = _number(g, _QUARTERS), _number(g, _FOOD_D)
     area = g[G_WIDTH] * g[G_HEIGHT]
@@ -759,25 +760,25 @@ def _measure(g, s, i, work, out):
     food = work[food_d + i]
     hp = s[g[G_HEALTH] + i]
     reach = g[G_WIDTH] + g[G_HEIGHT]
-    out[0] = _style_value(g, s, i, work)
-    out[1] = squares / area
-    out[2] = most / area
-    out[3] = others / area
-    out[4] = math.tanh(lead / 3.0)
-    out[5] = lead / 10.0
-    out[6] = max(0.0, 1.0 - squares / length)
-    out[7] = hp / 100.0
-    out[8] = (food if food >= 0 else reach) / reach
-    out[9] = 1.0 if food < 0 else 0.0
-    out[10] = 1.0 if food >= 0 and hp < food else 0.0
-    out[11] = opponents / 3.0
-    out[12] = length / area
-    out[13] = longer / 3.0
-    _around_head(g, s, i, work, out)
+    out[o + 0] = _style_value(g, s, i, work)
+    out[o + 1] = squares / area
+    out[o + 2] = most / area
+    out[o + 3] = others / area
+    out[o + 4] = math.tanh(lead / 3.0)
+    out[o + 5] = lead / 10.0
+    out[o + 6] = max(0.0, 1.0 - squares / length)
+    out[o + 7] = hp / 100.0
+    out[o + 8] = (food if food >= 0 else reach) / reach
+    out[o + 9] = 1.0 if food < 0 else 0.0
+    out[o + 10] = 1.0 if food >= 0 and hp < food else 0.0
+    out[o + 11] = opponents / 3.0
+    out[o + 12] = length / area
+    out[o + 13] = longer / 3.0
+    _around_head(g, s, i, work, out, o)
 
 
 @njit(inline="always", **JIT)
-def _around_head(g, s, i, work, out):
+def _around_head(g, s, i, work, out, o):
     """The last five :data:`MEASUREMENTS` of snake ``i`` (alive): its moves, the risky
     ones, prey, the nearest threat and whether its tail is its own
     (:func:`snake.evaluation.control.around_head`)."""
@@ -809,37 +810,36 @@ def _around_head(g, s, i, work, out):
             threat = min(threat, d)
     tail = segment(g, s, i, length - 1)
     b = work[_BIT * g[G_CELLS] + tail]
-    own = work.view(np.uint64)[_snake_set(g, _OWN, i) + (b >> 6)]
-    out[14] = moves / 4.0
-    out[15] = risky / 4.0
-    out[16] = prey / 3.0
-    out[17] = threat / reach
-    out[18] = 1.0 if tail == head or (own >> np.uint64(b & 63)) & _ONE else 0.0
+    own = np.uint64(work[_snake_set(g, _OWN, i) + (b >> 6)])
+    out[o + 14] = moves / 4.0
+    out[o + 15] = risky / 4.0
+    out[o + 16] = prey / 3.0
+    out[o + 17] = threat / reach
+    out[o + 18] = 1.0 if tail == head or (own >> np.uint64(b & 63)) & _ONE else 0.0
 
 
 @njit(inline="always", **JIT)
-def _head_value(work, at, x):
+def _head_value(work, weights, at, x, o):
     """The learned head at ``work[at:]`` (hidden size, whether it is residual, then per
-    hidden unit its weights and bias, then the output's weights and bias, as float64: the
-    millionths :func:`workspace` was given, divided) on the measurements ``x``:
-    ``2 sigmoid(z) - 1``, and a residual head adds its ``z`` to the logit of the style's
-    value ``x[0]``: ``tanh(atanh(x[0]) + z / 2)``
+    hidden unit its weights and bias, then the output's weights and bias, as float64 in
+    ``weights``, the workspace's float view: the millionths :func:`workspace` was given,
+    divided) on the measurements ``x[o:]``: ``2 sigmoid(z) - 1``, and a residual head adds
+    its ``z`` to the logit of the style's value ``x[o]``: ``tanh(atanh(x[o]) + z / 2)``
     (:func:`snake.evaluation.value_head.head_value`)."""
     hidden = work[at]
-    weights = work.view(np.float64)
-    k = x.shape[0]
+    k = N_MEASUREMENTS
     w = at + 2
     out_w = w + hidden * (k + 1)
     z = weights[out_w + hidden]
     for h in range(hidden):
         a = weights[w + k]
         for j in range(k):
-            a += weights[w + j] * x[j]
+            a += weights[w + j] * x[o + j]
         if a > 0.0:
             z += weights[out_w + h] * a
         w += k + 1
     if work[at + 1] != 0:
-        z += 2.0 * math.atanh(max(-LIMIT, min(LIMIT, x[0])))
+        z += 2.0 * math.atanh(max(-LIMIT, min(LIMIT, x[o])))
     return math.tanh(z / 2.0)
 
 
@@ -851,10 +851,10 @@ def _value(g, s, i, work):
     at = _number(g, _NUMBERS) + _HEAD_HIDDEN
     if work[at] == 0:
         return _style_value(g, s, i, work)
+    weights = work.view(np.float64)     # one view: the measurements and the head's weights
     measured = _number(g, _NUMBERS) + _MEASURED
-    x = work.view(np.float64)[measured:measured + N_MEASUREMENTS]
-    _measure(g, s, i, work, x)
-    return max(-LIMIT, min(LIMIT, _head_value(work, at, x)))
+    _measure(g, s, i, work, weights, measured)
+    return max(-LIMIT, min(LIMIT, _head_value(work, weights, at, weights, measured)))
 
 
 @njit(**JIT)
@@ -865,7 +865,7 @@ def measure(g, s, i, work, out):
     if s[g[G_CAUSE] + i] != ALIVE:
         out[:] = 0.0
     else:
-        _measure(g, s, i, work, out)
+        _measure(g, s, i, work, out, 0)
 
 
 @njit(**JIT)
