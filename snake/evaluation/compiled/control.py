@@ -43,8 +43,9 @@ move, by the current group of equal lengths, contested then, contested ever); pe
 its front, its claims on this move and all it owns; per snake the squares it owns (in
 quarters), the move of the first food it claimed (-1 none), the claiming order, and the
 words its front lies in; then the style's weights (in millionths), scratch for a snake's
-:data:`MEASUREMENTS` (float64) and a learned value head (its hidden size, 0 for none, and
-its weights: :func:`workspace`). Every set has zero words on either side, so that a
+:data:`MEASUREMENTS` (float64), ``tanh(k / 3)`` for every lead ``k`` in length (float64,
+:func:`_lead_tanh`) and a learned value head (its hidden size, 0 for none, and its weights:
+:func:`workspace`). Every set has zero words on either side, so that a
 shifted word is read without a bounds check.
 """
 
@@ -108,10 +109,11 @@ _QUARTERS, _FOOD_D, _ORDER, _LO, _HI, _NUMBERS = range(6)
 (_W_CONTROL, _W_LENGTH, _W_CRAMPED, _W_FOOD, _FOOD_HEALTH, _W_HUNT, _W_HUNGER,
  _STYLE_FIELDS) = range(8)
 _MILLION = 1_000_000.0
-# After the style: scratch for the measurements (float64), then a learned value head's
-# hidden size (0: none) and its weights (:func:`workspace`).
+# After the style: scratch for the measurements (float64), then ``tanh(k / 3)`` (float64)
+# for every lead in length ``k`` a snake can have (:func:`_lead_tanh`), then a learned
+# value head's hidden size (0: none) and its weights (:func:`workspace`).
 _MEASURED = _STYLE_FIELDS
-_HEAD_HIDDEN = _MEASURED + N_MEASUREMENTS
+_LEADS = _MEASURED + N_MEASUREMENTS
 
 _ONE, _ZERO, _63, _64 = np.uint64(1), np.uint64(0), np.uint64(63), np.uint64(64)
 
@@ -125,6 +127,18 @@ def _popcount(typingctx, x):
     def codegen(context, builder, signature, args):
         return builder.ctpop(args[0])
     return types.uint64(types.uint64), codegen
+
+
+@intrinsic
+def _as_float(typingctx, x):
+    """The ``float64`` whose bits an ``int64`` word of the workspace holds (no array view:
+    a view is an array made, and counted in and out, at every call)."""
+    if x != types.int64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.float64))
+    return types.float64(types.int64), codegen
 
 
 # ---------------------------------------------------------------------------------------
@@ -165,6 +179,27 @@ def _number(g, which):
     return _set(g, _SETS + _SNAKE_SETS * g[G_N]) - _pad(g) + which * g[G_N]
 
 
+@njit(**JIT)
+def _leads(g):
+    """Where the table of ``tanh(k / 3)`` holds ``k = 0``: a lead in length runs from
+    ``-capacity`` to ``capacity`` (no body is longer than its ring)."""
+    return _number(g, _NUMBERS) + _LEADS + g[G_CAPACITY]
+
+
+@njit(**JIT)
+def _head_at(g):
+    """Where a learned value head's fields begin (its hidden size, 0 for none)."""
+    return _leads(g) + g[G_CAPACITY] + 1
+
+
+@njit(inline="always", **JIT)
+def _lead_tanh(g, work, lead):
+    """``math.tanh(lead / 3.0)`` from the workspace's table, filled by :func:`workspace`
+    with the same function on the same numbers, so the same value: a leaf asked for it
+    twice, and ``tanh`` was about a tenth of a leaf's time."""
+    return _as_float(work[_leads(g) + lead])
+
+
 def workspace(g: np.ndarray, style: str = "default", head: np.ndarray | None = None) -> np.ndarray:
     """A scratch array for the game ``g`` (module docstring), with the board's geometry
     filled in and the value's weights of ``style`` (:data:`STYLES`): made once per search,
@@ -176,11 +211,14 @@ def workspace(g: np.ndarray, style: str = "default", head: np.ndarray | None = N
     cells, area = int(g[G_CELLS]), width * height
     start = int(_number(g, _NUMBERS))
     fields = np.zeros(1, dtype=np.int64) if head is None else head
-    work = np.zeros(start + _HEAD_HIDDEN + len(fields), dtype=np.int64)
+    at, leads, capacity = int(_head_at(g)), int(_leads(g)), int(g[G_CAPACITY])
+    work = np.zeros(at + len(fields), dtype=np.int64)
     work[start:start + _STYLE_FIELDS] = [round(w * _MILLION) for w in STYLES[style]]
-    work[start + _HEAD_HIDDEN:] = fields
+    work[leads - capacity:leads + capacity + 1].view(np.float64)[:] = [
+        math.tanh(k / 3.0) for k in range(-capacity, capacity + 1)]
+    work[at:] = fields
     if head is not None:        # its weights as float64, divided once here, not per leaf
-        work[start + _HEAD_HIDDEN + 2:].view(np.float64)[:] = fields[2:] / _MILLION
+        work[at + 2:].view(np.float64)[:] = fields[2:] / _MILLION
     squares = np.arange(area).reshape(height, width)
     padded = (squares // width + 1) * pw + squares % width + 1
     work[_BIT * cells + padded] = squares
@@ -678,7 +716,7 @@ def _style_value(g, s, i, work):
     style = _number(g, _NUMBERS)
     v = work[style + _W_CONTROL] / _MILLION * (squares - most / 4.0) / (g[G_WIDTH] * g[G_HEIGHT])
     if others:
-        v += work[style + _W_LENGTH] / _MILLION * math.tanh((length - longest) / 3.0)
+        v += work[style + _W_LENGTH] / _MILLION * _lead_tanh(g, work, length - longest)
     if squares < length:
         v -= work[style + _W_CRAMPED] / _MILLION * (1.0 - squares / length)
     hunt = work[style + _W_HUNT]
@@ -764,7 +802,7 @@ def _measure(g, s, i, work, out, o):
     out[o + 1] = squares / area
     out[o + 2] = most / area
     out[o + 3] = others / area
-    out[o + 4] = math.tanh(lead / 3.0)
+    out[o + 4] = _lead_tanh(g, work, lead)
     out[o + 5] = lead / 10.0
     out[o + 6] = max(0.0, 1.0 - squares / length)
     out[o + 7] = hp / 100.0
@@ -848,7 +886,7 @@ def _value(g, s, i, work):
     """Snake ``i``'s value from the partition in ``work`` (``i`` alive): the style's, or
     the learned head's when the workspace holds one, clamped
     (:func:`snake.evaluation.control.control_value`)."""
-    at = _number(g, _NUMBERS) + _HEAD_HIDDEN
+    at = _head_at(g)
     if work[at] == 0:
         return _style_value(g, s, i, work)
     weights = work.view(np.float64)     # one view: the measurements and the head's weights
