@@ -58,7 +58,7 @@ from numba import njit, types
 from numba.core.extending import intrinsic
 
 from snake.core.jit import JIT
-from snake.core.occupancy import blocked, on_board
+from snake.core.occupancy import blocked
 from snake.core.state import (
     ALIVE,
     G_BODY,
@@ -78,10 +78,12 @@ from snake.core.state import (
     G_PW,
     G_WIDTH,
     G_WRAPS,
+    G_X,
+    G_Y,
     S_N_FOOD,
     S_N_HAZARDS,
 )
-from snake.core.step import cell_x, cell_y, next_cell, segment
+from snake.core.step import cell_x, cell_y, next_cell
 
 # The definition's data, owned by the reference: the styles' weights, the margins, the
 # number of measurements.
@@ -684,7 +686,7 @@ def partition_two_words(g, s, work):
 # Values
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def _distance(g, a, b):
     """Board distance between cells ``a`` and ``b`` (moves on an empty board, around the
     edges when it wraps)."""
@@ -819,34 +821,43 @@ def _measure(g, s, i, work, out, o):
 def _around_head(g, s, i, work, out, o):
     """The last five :data:`MEASUREMENTS` of snake ``i`` (alive): its moves, the risky
     ones, prey, the nearest threat and whether its tail is its own
-    (:func:`snake.evaluation.control.around_head`)."""
-    n = g[G_N]
-    length = s[g[G_LENGTH] + i]
-    head = segment(g, s, i, 0)
-    neck = segment(g, s, i, 1) if length > 1 else -1
+    (:func:`snake.evaluation.control.around_head`). (Heads and squares are read here from
+    the state and ``g``'s tables, not through the core's small functions: every call hands
+    over two arrays, counted in and out, and there were a dozen a leaf.)"""
+    n, causes, lengths = g[G_N], g[G_CAUSE], g[G_LENGTH]
+    bodies, capacity, mask, hps = g[G_BODY], g[G_CAPACITY], g[G_MASK], g[G_HP]
+    xs, ys, width, height = g[G_X], g[G_Y], g[G_WIDTH], g[G_HEIGHT]
+    wraps = g[G_WRAPS] != 0
+    length = s[lengths + i]
+    body, hp = bodies + i * capacity, s[hps + i]
+    head = s[body + (hp & mask)]
+    neck = s[body + ((hp - 1) & mask)] if length > 1 else -1
     moves, risky = 0, 0
     for move in range(4):
-        cell = next_cell(g, head, move, g[G_WRAPS] != 0)
-        if cell == neck and neck != head or not on_board(g, cell) or blocked(g, s, i, cell):
+        cell = next_cell(g, head, move, wraps)
+        x, y = g[xs + cell], g[ys + cell]
+        if (cell == neck and neck != head or not (0 <= x < width and 0 <= y < height)
+                or s[g[G_OCC] + cell] != 0 and blocked(g, s, i, cell)):
             continue
         moves += 1
         for j in range(n):
-            if j != i and s[g[G_CAUSE] + j] == ALIVE and s[g[G_LENGTH] + j] >= length \
-                    and _distance(g, cell, segment(g, s, j, 0)) == 1:
-                risky += 1
-                break
-    reach = g[G_WIDTH] + g[G_HEIGHT]
+            if j != i and s[causes + j] == ALIVE and s[lengths + j] >= length:
+                other = s[bodies + j * capacity + (s[hps + j] & mask)]
+                if _distance(g, cell, other) == 1:
+                    risky += 1
+                    break
+    reach = width + height
     prey, threat = 0, reach
     for j in range(n):
-        if j == i or s[g[G_CAUSE] + j] != ALIVE:
+        if j == i or s[causes + j] != ALIVE:
             continue
-        d = _distance(g, head, segment(g, s, j, 0))
-        if s[g[G_LENGTH] + j] < length:
+        d = _distance(g, head, s[bodies + j * capacity + (s[hps + j] & mask)])
+        if s[lengths + j] < length:
             if d <= 2:
                 prey += 1
         else:
             threat = min(threat, d)
-    tail = segment(g, s, i, length - 1)
+    tail = s[body + ((hp - (length - 1)) & mask)]
     b = work[_BIT * g[G_CELLS] + tail]
     own = np.uint64(work[_snake_set(g, _OWN, i) + (b >> 6)])
     out[o + 14] = moves / 4.0
