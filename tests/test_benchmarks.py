@@ -7,6 +7,7 @@ update touching fewer columns than a refresh) hold."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from bench import control as bench_control
@@ -122,3 +123,20 @@ def test_the_search_comparison_probes_a_checkout_and_times_depths_alike():
     old = [[{"times": {"1": 1.0, "2": 4.0, "3": 10.0}}]]
     new = [[{"times": {"1": 1.0, "2": 2.0}}], [{"times": {"1": 1.0, "2": 3.0}}]]
     assert bench_search.time_to_depth(old, new) == 2.5 / 4.0    # depth 2: both completed it
+
+
+def test_the_blended_play_record_is_the_same_twice_and_names_every_search(tmp_path, capsys):
+    """``bench.blended_play``: node-limited searches with a random network blended in write
+    a record that depends on nothing but the checkout (two runs, the same bytes), a line per
+    position, kind and weight."""
+    from bench import blended_play
+
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for out in (first, second):
+        assert blended_play.main(["--out", str(out), "--nodes", "60", "--positions", "1"]) == 0
+    assert first.read_bytes() == second.read_bytes()
+    lines = [json.loads(line) for line in first.read_text().splitlines()]
+    assert [(x["snakes"], x["weight"]) for x in lines] == [(2, 0.5), (2, 1.0), (4, 0.5), (4, 1.0)]
+    assert all(x["nodes"] in (60, 61) and x["move"] in ("up", "down", "left", "right")
+               for x in lines)
+    assert capsys.readouterr().out.startswith("4 searches at 60 nodes")
