@@ -51,7 +51,7 @@ from nnue.features import active_features, feature_change, feature_parts  # noqa
 from nnue.layers import forward_one  # noqa: E402
 from nnue.network import DEFAULT_WEIGHTS, Network  # noqa: E402
 from snake.board import Board, Game, GameState, Ruleset, Snake  # noqa: E402
-from snake.core.jit import JIT  # noqa: E402
+from snake.core.jit import JIT_NRT  # noqa: E402
 from snake.rules import MOVES, apply_rules, candidate_moves, obstacles_after_move, play_turn  # noqa: E402
 
 # --- positions ------------------------------------------------------------------------
@@ -117,7 +117,7 @@ def mid_game(side: int, n_snakes: int, length: int, rng: random.Random,
 MIN_WALK, WALK_TRIES = 10, 50
 
 
-@njit(**JIT)
+@njit(**JIT_NRT)
 def _walk(g, s_after, changes, n_changes, you, offset, w1, counts, acc, scale, w2, w2_scale, b2,
           w3, b3, hidden, out, repeats):
     """``repeats`` times: every step's report applied and scored, then every step undone

@@ -37,7 +37,7 @@ from numba import njit
 
 from snake import core
 from snake.board import Board, Game, GameState, Point, Ruleset, Snake
-from snake.core.jit import JIT
+from snake.core.jit import JIT_NRT
 from snake.core.state import ALIVE, G_CAUSE, G_N
 from snake.core.step import apply_rules as compiled_apply_rules
 from snake.rules import apply_rules, play_turn
@@ -112,7 +112,7 @@ def measure(step: Callable[[GameState, dict[str, str]], GameState], start: GameS
     return best_wall, best_cpu
 
 
-@njit(**JIT)
+@njit(**JIT_NRT)
 def _compiled_episodes(g, start, moves, episodes):
     """Replay ``moves`` (turns x snakes) from ``start`` ``episodes`` times; every turn copies
     the state vector and steps it. Returns the number of snakes alive at the end."""

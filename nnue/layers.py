@@ -20,10 +20,10 @@ import math
 import numpy as np
 from numba import njit
 
-from snake.core.jit import JIT
+from snake.core.jit import JIT_NRT
 
 
-@njit(fastmath=True, **JIT)
+@njit(fastmath=True, **JIT_NRT)
 def forward_one(acc, scale, w2, w2_scale, b2, w3, b3, hidden, out):
     """The scores of one accumulator ``acc`` ([H1], int32 or float32) into ``out`` ([4]):
     ``sigmoid(relu(relu(acc * scale) @ W2 + b2) @ W3 + b3)`` with ``W2 = w2 * w2_scale[:, None]``

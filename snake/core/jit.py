@@ -1,5 +1,18 @@
 """How the compiled code is compiled: the options every compiled function takes
-(:data:`JIT`), and where numba keeps what it compiled.
+(:data:`JIT`, :data:`JIT_NRT`), and where numba keeps what it compiled.
+
+**Why no reference counting.** numba's runtime (NRT) counts references to every array: a
+compiled function counts in and out each array it is handed, each view or slice it makes,
+each array taken out of a tuple, with an atomic add on shared memory each time. In the
+search that was about a fifth of the time (a profile of a duel's search: two instructions,
+the atomic adds of ``NRT_incref`` and ``NRT_decref``, held 19 % of the samples), and
+compiled without it the search makes its nodes in 0.73x the time in a duel, 0.83x with four
+snakes (CPU time a node, fixed-node searches). Nothing needs the counts: the compiled code
+makes no array that outlives the call that made it, and the arrays it is handed are held by
+the Python that called it. So :data:`JIT` compiles without the runtime; the few functions
+that allocate arrays (the search's set-up, a collision's bookkeeping, the change report's
+scratch, the network's layer) take :data:`JIT_NRT`, which says so explicitly: a function
+compiled from one without the runtime would otherwise inherit its caller's choice.
 
 **Why a cache folder of our own.** numba checks a cached function against its own source
 file only (numba 0.68): a function that calls one defined in another file, or reads
@@ -36,9 +49,12 @@ from pathlib import Path
 
 import numba
 
-#: The options of every compiled function: cached on disk, and the GIL released while it
-#: runs (two searches on two cores in one process).
-JIT = dict(cache=True, nogil=True)
+#: The options of every compiled function: cached on disk, the GIL released while it runs
+#: (two searches on two cores in one process), and no reference counting (module docstring):
+#: such a function may make views of the arrays it is handed, never a new array.
+JIT = dict(cache=True, nogil=True, _nrt=False)
+#: The options of a compiled function that allocates arrays (with numba's runtime).
+JIT_NRT = dict(cache=True, nogil=True, _nrt=True)
 
 #: The project files compiled code is built from, relative to the project's root: those
 #: that define compiled functions and every project module they import, transitively

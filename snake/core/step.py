@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from snake.core.jit import JIT
+from snake.core.jit import JIT, JIT_NRT
 from snake.core.state import (
     ALIVE,
     BODY,
@@ -426,7 +426,7 @@ def _contains(g, s, i, cell, start):
     return count
 
 
-@njit(**JIT)
+@njit(**JIT_NRT)
 def elimination_standard(g, s):
     """``elimination.standard``: health and bounds one by one, then collisions together."""
     n = g[G_N]
@@ -489,7 +489,7 @@ def elimination_standard(g, s):
                 eliminate(g, s, i, cause[i], by[i], next_turn)
 
 
-@njit(**JIT)
+@njit(**JIT_NRT)
 def _by_length(g, s):
     """Living snakes, longest first, ties in board order."""
     n = g[G_N]
@@ -699,7 +699,7 @@ def report_snakes(g, s, before_alive, before_head, before_tail, before_tail_piec
 # One turn
 
 
-@njit(**JIT)
+@njit(**JIT_NRT)
 def apply_rules(g, s, moves, royale_side, changes):
     """The rule stages of one turn on ``s`` (in place; ``turn`` not incremented, no random
     food), as the reference's ``apply_rules``. ``moves``: a move number per snake (-1: none).

@@ -67,8 +67,10 @@ def play_turn(g, child, moves, you, ply, leaf):
     nn = leaf.nn
     changes = nn.changes[ply]
     n_changes = apply_rules(g, child, moves, -1, changes)
-    nn.counts[ply + 1, :] = nn.counts[ply]
-    nn.acc[ply + 1, :] = nn.acc[ply]
+    for k in range(nn.counts.shape[1]):     # (a slice assigned from a row goes through a copy)
+        nn.counts[ply + 1, k] = nn.counts[ply, k]
+    for k in range(nn.acc.shape[1]):
+        nn.acc[ply + 1, k] = nn.acc[ply, k]
     if n_changes == OVERFLOW:
         refresh_accumulator(g, child, you, nn.offset, leaf.net[1], leaf.net[0],
                             nn.counts[ply + 1], nn.acc[ply + 1])

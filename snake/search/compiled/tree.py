@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from snake.core.jit import JIT
+from snake.core.jit import JIT, JIT_NRT
 from snake.core.occupancy import candidate_moves, cheap_move
 from snake.core.state import (
     ALIVE,
@@ -533,7 +533,7 @@ def check_every(cells, n):
     return every
 
 
-@njit(**JIT)
+@njit(**JIT_NRT)
 def search(g, root, you, opponents, cheap, deadline, hard_deadline, max_nodes, max_depth, salt,
            table_keys, table_values, table_info, zobrist, zobrist_health, zobrist_food,
            history, leaf, result, root_scores, iterations, pv_out, pvs, exact_root, best_reply,
