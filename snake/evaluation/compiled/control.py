@@ -133,8 +133,8 @@ def _popcount(typingctx, x):
 
 @intrinsic
 def _as_float(typingctx, x):
-    """The ``float64`` whose bits an ``int64`` word of the workspace holds (no array view:
-    a view is an array made, and counted in and out, at every call)."""
+    """The ``float64`` whose bits an ``int64`` word of the workspace holds, without making
+    an array view at every call."""
     if x != types.int64:
         return None
 
@@ -777,8 +777,8 @@ def _soft(v):
 @njit(inline="always", **JIT)
 def _measure(g, s, i, work, out, o):
     """Snake ``i``'s :data:`MEASUREMENTS` into ``out[o:]``, from the partition in ``work``
-    (``i`` alive): :func:`snake.evaluation.control.measure`. (An offset, not a slice: a
-    slice is an array made, and counted in and out, at every leaf.)"""
+    (``i`` alive): :func:`snake.evaluation.control.measure`. (An offset, not a slice: no
+    array is made at every leaf.)"""
     n = g[G_N]
     quarters, food_d = _number(g, _QUARTERS), _number(g, _FOOD_D)
     area = g[G_WIDTH] * g[G_HEIGHT]
@@ -822,8 +822,9 @@ def _around_head(g, s, i, work, out, o):
     """The last five :data:`MEASUREMENTS` of snake ``i`` (alive): its moves, the risky
     ones, prey, the nearest threat and whether its tail is its own
     (:func:`snake.evaluation.control.around_head`). (Heads and squares are read here from
-    the state and ``g``'s tables, not through the core's small functions: every call hands
-    over two arrays, counted in and out, and there were a dozen a leaf.)"""
+    the state and ``g``'s tables, not through the core's small functions: there were a
+    dozen calls a leaf, each handing over two arrays; chosen while numba still counted
+    references to them, 0.955x the time a node in a duel.)"""
     n, causes, lengths = g[G_N], g[G_CAUSE], g[G_LENGTH]
     bodies, capacity, mask, hps = g[G_BODY], g[G_CAPACITY], g[G_MASK], g[G_HP]
     xs, ys, width, height = g[G_X], g[G_Y], g[G_WIDTH], g[G_HEIGHT]

@@ -6,9 +6,11 @@ nothing else of how a position is valued: it calls :func:`start` at its root,
 (:attr:`Leaf.follows_path`: the network's accumulator moves along it), lets
 :func:`play_turn` play each turn.
 
-Speed: the :class:`Leaf` holds some fourteen arrays, and numba counts a reference to each
-in and out wherever it is handed to a compiled function or one of its tuples is taken out;
-on every node that cost the search 5-8 % of its nodes per second. So these functions are
+Speed: the :class:`Leaf` holds some fourteen arrays, and while numba counted a reference to
+each in and out wherever it was handed to a compiled function or one of its tuples was taken
+out, that cost the search 5-8 % of its nodes per second (the compiled code now runs without
+numba's reference counting: :mod:`snake.core.jit`; a call still hands them over). So these
+functions are
 inlined where the search calls them (``inline="always"``, numba's own inlining), and the
 search reads plain numbers of the leaf (``follows_path``, ``weight``) before anything
 touches its arrays: without the network, a node touches only the workspace.
