@@ -35,8 +35,10 @@ thread, this tree's on every core, and time to depth (the deepest depth both com
 the ratio of the times); with ``--nodes N``, searches of N nodes on one thread and the
 time a node, the best of the rounds per position (the same work each time: the steadiest
 comparison on a noisy machine). ``--smp THREADS`` measures
-lazy SMP (one search in THREADS threads sharing its table): the depth completed in ``--ms``
-and the time to complete one depth more, against one thread, same positions, empty tables.
+the default search on THREADS threads (lazy SMP with deferral: one search, one table)
+against one: the time to a fixed depth (one more than one thread completes in ``--ms``), the
+runs alternated ``--rounds`` times, same positions, empty tables; ``--against`` ends with
+this measurement on every core.
 ``--pvs`` measures what principal
 variation search saves: nodes and time to a fixed depth with and without it, same positions
 (the values found must be equal).
@@ -58,6 +60,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -114,7 +117,6 @@ def two_at_once(requests: list[MoveRequest], ms: float) -> None:
     search runs in a thread of its own, so that each starts from an empty table (a thread
     keeps its table between searches: one that had searched the position before would
     find its early iterations there), and is timed by its own elapsed time."""
-    import threading
 
     strategy = SearchStrategy(think_ms=ms, engine="compiled", max_concurrent=None, threads=1)
 
@@ -169,55 +171,56 @@ def pvs_effect(count: int) -> None:
               f"{t1 / t0:.2f}x the time, equal values")
 
 
-def smp_effect(count: int, ms: float, threads: int) -> None:
-    """Lazy SMP (:func:`snake.search.compiled.threads.run`'s ``threads``): on the same positions,
-    each search from an empty table, the default search with one thread and with ``threads``:
-    the depth completed in ``ms``, then the wall time until some thread completes one depth
-    more than one thread completed in ``ms`` (time to depth: the speed-up the helpers give,
-    which their nodes per second do not say, as they search much of the same tree)."""
-    from snake.core import encode
-    from snake.core.state import G_CELLS, G_N
-    from snake.search.compiled.alphabeta import DEFAULT_TABLE_MB
-    from snake.search.compiled.table import new_table
-    from snake.search.compiled.threads import run
-    from snake.search.plan import plan_snakes
+def smp_effect(count: int, ms: float, threads: int, rounds: int = 3) -> None:
+    """Time to a fixed depth, the default search on ``threads`` threads against one: per
+    position, the depth one thread completes in ``ms`` plus one is the target; then each
+    configuration searches to exactly that depth (``max_depth``, no deadline), from an
+    empty table (each search in a fresh thread, so with a fresh thread table), alternated
+    ``rounds`` times. The ratio is of the medians per position; the line gives its median
+    over the positions. With several threads the search is done when any thread completes
+    the depth (:func:`snake.search.compiled.threads.run`)."""
+    print(f"time to a fixed depth, the default search on {threads} threads against one: "
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} (helpers only help "
+          f"on idle cores)")
 
-    print(f"lazy SMP: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} "
-          "(helpers only help on idle cores)")
+    def timed(request: MoveRequest, k: int, **options):
+        strategy = make_search_strategy("search", overrides={"threads": k, **options})
+        box = []
+
+        def go():
+            t0 = time.perf_counter()
+            found = strategy.search(request, None, started=t0)
+            box.append((found, time.perf_counter() - t0))
+
+        runner = threading.Thread(target=go)
+        runner.start()
+        runner.join()
+        return box[0]
+
     for n_snakes, label in ((2, "1v1"), (4, "4 snakes")):
-        depths: dict[int, list[int]] = {1: [], threads: []}
-        times: dict[int, list[float]] = {1: [], threads: []}
+        cases = []
         for request in positions(n_snakes, count):
-            state = request.state
-            packed = encode(state)
-            index = {s.id: i for i, s in enumerate(state.board.snakes)}
-            # the default search's tree: the three nearest opponents, best replies (board
-            # control's value without the duel head: this measures threads, not the value)
-            plan = plan_snakes(state, request.you.id, max_opponents=3, reach=None)
-            n, cells = int(packed.g[G_N]), int(packed.g[G_CELLS])
-
-            def search(k: int, **limits):
-                return run(packed, index[plan.you], [index[o] for o in plan.opponents],
-                           [index[c] for c in plan.cheap],
-                           table=new_table(n, cells, DEFAULT_TABLE_MB),
-                           salt=0, style=plan.style("default", "hungry"),
-                           best_reply=plan.replies("best") == "best", threads=k, **limits)
-
+            found, _ = timed(request, 1, think_ms=ms)
+            if found.stopped in ("proven", "single move"):
+                continue        # nothing left to search deeper
+            cases.append((request, found.depth + 1))
+        times: dict[int, list[list[float]]] = {1: [[] for _ in cases],
+                                               threads: [[] for _ in cases]}
+        for _ in range(rounds):
             for k in (1, threads):
-                depths[k].append(search(k, deadline=time.perf_counter() + ms / 1000).depth)
-            target = depths[1][-1] + 1
-            for k in (1, threads):
-                t0 = time.perf_counter()
-                found = search(k, deadline=time.perf_counter() + 60, max_depth=target)
-                times[k].append((time.perf_counter() - t0) * 1000)
-                if found.depth < target and found.stopped not in ("proven", "single move"):
-                    raise SystemExit(f"depth {target} not completed in 60 s")
-        ratio = statistics.median(a / b for a, b in zip(times[1], times[threads]))
-        print(f"11x11 {label:<8} lazy SMP: depth in {ms:g} ms {statistics.median(depths[1]):g} "
-              f"with 1 thread, {statistics.median(depths[threads]):g} with {threads}; time to "
-              f"one depth more {statistics.median(times[1]):,.0f} ms against "
-              f"{statistics.median(times[threads]):,.0f} ms: {ratio:.2f}x faster "
-              f"(median over {count} positions)")
+                for c, (request, depth) in enumerate(cases):
+                    found, wall = timed(request, k, think_ms=600_000, max_depth=depth)
+                    if found.depth < depth and found.stopped not in ("proven", "single move"):
+                        raise SystemExit(f"depth {depth} not completed ({found.stopped})")
+                    times[k][c].append(wall)
+        one = [statistics.median(column) for column in times[1]]
+        ratios = [statistics.median(column) / o for column, o in zip(times[threads], one)]
+        print(f"11x11 {label:<8} time to a fixed depth (depths {min(d for _, d in cases)}-"
+              f"{max(d for _, d in cases)}): with {threads} threads "
+              f"{statistics.median(ratios):.2f}x one thread's (median over {len(cases)} "
+              f"positions, {rounds} rounds; per position "
+              f"{', '.join(f'{r:.2f}' for r in ratios)}; one thread "
+              f"{statistics.median(one) * 1000:,.0f} ms)")
 
 
 #: Run in a checkout (this one, or an archive of another commit) as ``python -c PROBE ms
@@ -351,6 +354,7 @@ def against(ref: str, ms: float, count: int, rounds: int) -> None:
               f"{time_to_depth(picked[old_name], picked[one]):.2f}x {ref}'s; with {cores} "
               f"threads {time_to_depth(picked[one], picked[many]):.2f}x one thread's, "
               f"{time_to_depth(picked[old_name], picked[many]):.2f}x {ref}'s")
+    smp_effect(count, ms, cores, rounds)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -370,15 +374,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", action="store_true",
                         help="also measure two compiled searches at once in one process")
     parser.add_argument("--smp", type=int, default=0, metavar="THREADS",
-                        help="also measure lazy SMP: depth and time to depth, 1 thread "
-                             "against THREADS")
+                        help="also measure the time to a fixed depth on THREADS threads "
+                             "against one")
     parser.add_argument("--pvs", action="store_true",
                         help="also measure nodes and time to a fixed depth with and without PVS")
     parser.add_argument("--against", default=None, metavar="COMMIT",
                         help="also compare the default search with COMMIT's (nodes/s, time "
                              "to depth; one thread and every core)")
     parser.add_argument("--rounds", type=int, default=3,
-                        help="--against: rounds of runs, alternated (3)")
+                        help="--against, --smp: rounds of runs, alternated (3)")
     parser.add_argument("--nodes", type=int, default=0,
                         help="--against: searches of this many nodes instead of --ms, and the "
                              "time a node (the steadiest A/B on a noisy machine)")
@@ -450,7 +454,7 @@ def main(argv: list[str] | None = None) -> None:
         pvs_effect(max(args.positions, 6))
 
     if args.smp > 1:
-        smp_effect(max(args.positions, 6), args.ms, args.smp)
+        smp_effect(max(args.positions, 6), args.ms, args.smp, args.rounds)
 
     if args.against:
         if args.nodes:

@@ -546,6 +546,19 @@ def test_threads_at_equal_depth_find_the_one_thread_value():
         assert len(two.threads) == 3 and two.nodes == sum(n for _, n, _ in two.threads)
         compared += 1
     assert compared >= 30
+    # Deeper, the threads meet in nodes and leave the replies another is in for last:
+    # the value is still the one thread's.
+    deferred = 0
+    for k, state in enumerate(positions(seed=9, count=600)):
+        living = [s for s in state.board.snakes if s.alive]
+        if k % 100 or len(living) != 2:
+            continue
+        one = _core_search(state, deadline=time.perf_counter() + 600, max_depth=8)
+        two = _core_search(state, deadline=time.perf_counter() + 600, max_depth=8, threads=2)
+        assert abs(one.score - two.score) < 1e-9, (one.score, two.score, two.deferred)
+        assert one.deferred == 0        # alone, a thread never meets another
+        deferred += two.deferred
+    assert deferred > 0
     # One move: every thread stops after depth 1 (no helper skips to depth 2), and the
     # answer is the main thread's.
     request = from_ascii("""

@@ -21,6 +21,7 @@ from snake.search.compiled.tree import (
     MAX_OPPONENTS,
     MAX_PLY,
     NEVER_YIELD,
+    SEARCHING_SLOTS,
     STOP_DEADLINE,
     STOP_HALTED,
     STOP_MAX_DEPTH,
@@ -48,6 +49,8 @@ class CoreResult:
     threads: list[tuple[int, int, str]] = field(default_factory=list)
     #: the thread whose iteration answered (0: this one)
     answered_by: int = 0
+    #: replies the threads left for last because another thread was in them
+    deferred: int = 0
 
 
 def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, deadline: float,
@@ -74,7 +77,10 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
 
     ``threads`` > 1 searches as "lazy SMP" does: helper threads run the same iterative
     deepening on the same table, every other depth (so half of them are a depth ahead of
-    this thread), and what they store orders and cuts this thread's search. This thread
+    this thread), and what they store orders and cuts this thread's search; every thread
+    leaves for last an opponents' reply that another thread is searching (ABDADA's
+    deferral, :func:`snake.search.compiled.tree._tree`), so that they divide the replies
+    of a node rather than all search the first. This thread
     stops as it would alone, and the helpers are then halted; a helper that finishes the
     search (a proof, the depth limit) halts this thread. Out of time or halted, the answer
     is the deepest completed iteration's among the threads (this thread's on a tie);
@@ -108,6 +114,7 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
                                    for h in range(1, threads)]
     if ledger is None:
         ledger = np.zeros((1, 2), dtype=np.int64)
+    searching = np.zeros(SEARCHING_SLOTS, dtype=np.uint64)    # this search's threads' marks
     found = []
     for h in range(threads):
         found.append(dict(
@@ -125,7 +132,7 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
         f = found[h]
         search(*shared, *f["args"], f["leaf"], f["result"], f["root_scores"], f["iterations"],
                f["pv"], bool(pvs), bool(exact_root), bool(best_reply), halt, f["parity"],
-               ledger, f["yield_above"])
+               ledger, f["yield_above"], searching, threads > 1)
 
     def helper(h: int) -> None:
         try:
@@ -178,4 +185,4 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
         evaluated_by_network=found[0]["leaf"].weight > 0,
         threads=[(int(f["result"][2]), int(f["result"][3]), STOP_REASONS[int(f["result"][4])])
                  for f in found],
-        answered_by=answered_by)
+        answered_by=answered_by, deferred=int(sum(f["result"][7] for f in found)))

@@ -27,7 +27,10 @@ What the speed makes worth it:
 
 - **threads** (:func:`.threads.run`, "lazy SMP"): helper threads search the same position
   on the same table, every other depth, and the table carries what they find to the main
-  thread.
+  thread. Each thread marks the nodes it is in (``searching``), and a thread that comes to
+  an opponents' reply whose node another thread is in leaves it for last (as ABDADA
+  does): by then the table holds its value, and meanwhile the threads search different
+  replies rather than the same one.
 
 Everything a search uses is allocated when it starts; a node allocates nothing.
 The function releases the GIL, so searches in several threads use several cores.
@@ -74,13 +77,20 @@ CHEAP_NODE_WORK = 8 * 13 * 13 * 2
 #: The width of PVS's null window (values are floats: board control shares, ``WIN`` ± ply).
 NULL_WINDOW = 1e-7
 MAX_OPPONENTS = 3
+#: Threads of one search mark the nodes of at least this depth that they are in
+#: (``searching``), and defer a reply whose node another thread is in (:func:`_tree`);
+#: shallower nodes are too cheap to be worth a key each.
+SHARE_MIN_DEPTH = 2
+#: Slots of the table of nodes being searched (a power of two: a node's slot is its key's
+#: low bits; two nodes in one slot only cost a needless deferral or a missed one).
+SEARCHING_SLOTS = 4096
 # rows of the per-ply scratch (``scratch[ply, row, :4]``)
 R_MINE, R_CHEAP, R_OPPONENTS = 0, 1, 2
 R_KEYS, R_COUNTS, R_JOINT = 2 + MAX_OPPONENTS, 3 + MAX_OPPONENTS, 4 + MAX_OPPONENTS
 SCRATCH_ROWS = 5 + MAX_OPPONENTS
 
 # control words (int64 array ``ctl``)
-C_NODES, C_MAX_NODES, C_ABORT, C_STOP_REASON, C_CHECK_MASK = 0, 1, 2, 3, 4
+C_NODES, C_MAX_NODES, C_ABORT, C_STOP_REASON, C_CHECK_MASK, C_DEFERRED = 0, 1, 2, 3, 4, 5
 (STOP_NONE, STOP_DEADLINE, STOP_NODES, STOP_PROVEN, STOP_MAX_DEPTH, STOP_SINGLE,
  STOP_HALTED, STOP_YIELDED) = range(8)
 STOP_REASONS = ("", "deadline", "nodes", "proven", "max depth", "single move", "halted",
@@ -169,8 +179,8 @@ def _joint_move(opponent_moves, opponent_counts, k_opponents, index, out, best_r
 
 # Frame fields, per ply: integers (``frame[ply, F_*]``) and values (``bounds[ply, B_*]``).
 (F_DEPTH, F_A, F_MY_COUNT, F_JOINTS, F_FIRST, F_R, F_BEST_MOVE, F_BEST_JOINT, F_SLOT, F_DONE,
- F_HEAD, F_CODE, F_NULL, F_TRIED, F_REPLY_NULL) = range(15)
-F_FIELDS = 15
+ F_HEAD, F_CODE, F_NULL, F_TRIED, F_REPLY_NULL, F_DEFERRED, F_PASS) = range(17)
+F_FIELDS = 17
 B_ALPHA, B_BETA, B_ALPHA0, B_BEST, B_BEST_MIN, B_BETA_MIN = range(6)
 B_FIELDS = 6
 # What the loop of :func:`_tree` does next.
@@ -313,6 +323,8 @@ def _start_my_move(ply, frame, bounds, null_window):
     frame[ply, F_R] = -2              # before the killer joint
     frame[ply, F_DONE] = 0
     frame[ply, F_TRIED] = 0
+    frame[ply, F_DEFERRED] = 0
+    frame[ply, F_PASS] = 0
     frame[ply, F_BEST_JOINT] = 0
     bounds[ply, B_BEST_MIN] = INF
     beta = bounds[ply, B_BETA]
@@ -327,7 +339,9 @@ def _start_my_move(ply, frame, bounds, null_window):
 
 @njit(inline="always", **JIT)
 def _next_joint(ply, frame):
-    """The index of the next joint move to try at ``ply``, or -1 when all were tried."""
+    """The index of the next joint move to try at ``ply``, or -1 when all were tried: in
+    order, then the ones deferred because another thread was searching them (a second
+    pass, :func:`_tree`)."""
     if frame[ply, F_DONE]:
         return -1
     joints, first = frame[ply, F_JOINTS], frame[ply, F_FIRST]
@@ -339,8 +353,19 @@ def _next_joint(ply, frame):
         r = 0
     while r < joints and r == first:
         r += 1
-    frame[ply, F_R] = r
-    return r if r < joints else -1
+    if r < joints:
+        frame[ply, F_R] = r
+        return r
+    frame[ply, F_R] = joints
+    deferred = frame[ply, F_DEFERRED]
+    if deferred == 0:
+        return -1
+    t = 0
+    while (deferred >> t) & 1 == 0:
+        t += 1
+    frame[ply, F_DEFERRED] = deferred ^ (np.int64(1) << t)
+    frame[ply, F_PASS] = 1
+    return t
 
 
 @njit(**JIT)
@@ -348,13 +373,21 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, h
           yield_above, moves,
           scratch, frame, bounds, keys_at, salt, table_keys, table_values, table_info, zobrist,
           zobrist_health, zobrist_food, killers_me, killers_them, history, pv_my, pv_joint,
-          pv_length, line_my, line_joint, line_length, leaf, no_report, pvs, best_reply):
+          pv_length, line_my, line_joint, line_length, leaf, no_report, pvs, best_reply,
+          searching, share):
     """The value of ``you``'s node at ``root_ply`` (its depth and bounds set in its frame),
     searched with an explicit stack of frames (a loop, not recursion: the compiled code can
     then be cached). ``only_move`` >= 0 restricts the first node to that move of yours (the
     root's moves are searched one by one); ``pvs`` searches your moves after the first
     with a null window first. On abort (``ctl[C_ABORT]``) it returns 0, which
-    the caller discards."""
+    the caller discards.
+
+    With ``share`` (a search on several threads) a node of at least
+    :data:`SHARE_MIN_DEPTH` holds its key in ``searching`` while this thread is in it, and
+    a reply after the first whose node another thread is in is deferred: searched after
+    the other replies (a second pass), when the table most likely holds its value. One
+    thread alone never finds its own mark on a reply (a position recurs only at one ply),
+    so without helpers the search is the same either way."""
     k_opponents = opponents.shape[0]
     ply = root_ply
     mode = ENTER
@@ -372,7 +405,13 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, h
                            moves, scratch, frame, bounds, keys_at, salt, table_keys, table_values,
                            table_info, zobrist, zobrist_health, zobrist_food, killers_me,
                            killers_them, history, pv_length, leaf, best_reply)
-            mode = RETURN if value != NOT_TERMINAL else NEXT_CHILD
+            if value != NOT_TERMINAL:
+                mode = RETURN
+            else:
+                if share and frame[ply, F_DEPTH] >= SHARE_MIN_DEPTH and ply != root_ply:
+                    key = keys_at[ply]      # being searched: another thread defers it
+                    searching[key & np.uint64(searching.shape[0] - 1)] = key
+                mode = NEXT_CHILD
         elif mode == NEXT_CHILD:
             t = _next_joint(ply, frame)
             if t < 0:
@@ -418,6 +457,17 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, h
                 pv_length[ply + 1] = ply + 1
                 mode = CHILD_VALUE
             else:
+                if (share and frame[ply, F_PASS] == 0 and frame[ply, F_TRIED] > 1
+                        and frame[ply, F_DEPTH] > SHARE_MIN_DEPTH):
+                    # Another thread is searching this reply: leave it for the second
+                    # pass (by then the table holds its value) and search the next.
+                    key = position_key(g, child, salt, zobrist, zobrist_health, zobrist_food)
+                    if searching[key & np.uint64(searching.shape[0] - 1)] == key:
+                        frame[ply, F_DEFERRED] |= np.int64(1) << t
+                        frame[ply, F_TRIED] -= 1
+                        ctl[C_NODES] -= 1
+                        ctl[C_DEFERRED] += 1
+                        continue
                 # PVS on the opponents' side: a reply after the first is asked only
                 # whether it does better for them than the best so far.
                 alpha, beta_min = bounds[ply, B_ALPHA], bounds[ply, B_BETA_MIN]
@@ -513,6 +563,11 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, h
                 table_values[slot] = stored
                 table_info[slot] = info
                 table_keys[slot] = keys_at[ply] ^ entry_check(stored, info)
+                if share and frame[ply, F_DEPTH] >= SHARE_MIN_DEPTH:
+                    key = keys_at[ply]
+                    at = key & np.uint64(searching.shape[0] - 1)
+                    if searching[at] == key:
+                        searching[at] = np.uint64(0)
             mode = RETURN
         else:   # RETURN: hand ``value`` to the parent
             if ply == root_ply:
@@ -537,7 +592,7 @@ def check_every(cells, n):
 def search(g, root, you, opponents, cheap, deadline, hard_deadline, max_nodes, max_depth, salt,
            table_keys, table_values, table_info, zobrist, zobrist_health, zobrist_food,
            history, leaf, result, root_scores, iterations, pv_out, pvs, exact_root, best_reply,
-           halt, parity, ledger, yield_above):
+           halt, parity, ledger, yield_above, searching, share):
     """Iterative deepening from ``root`` until ``deadline`` (monotonic seconds), ``max_nodes``
     or ``max_depth``, or until another thread sets ``halt[0]`` (checked with the clock);
     until one iteration is complete, until ``hard_deadline`` (>= ``deadline``) instead: a
@@ -546,12 +601,15 @@ def search(g, root, you, opponents, cheap, deadline, hard_deadline, max_nodes, m
     of :func:`run`, a depth ahead of the main thread half the time). A helper gives its
     core back (stops, "core given back") when the searches in flight on the server
     (:func:`busy` of ``ledger``, :mod:`snake.search.cores`) exceed ``yield_above``
-    (:data:`NEVER_YIELD` for the main thread). ``leaf`` values the
-    horizon's positions (:func:`snake.evaluation.compiled.leaf.leaf_evaluator`; its scratch
-    is this search's own). Writes ``result`` (best move, score, depth, nodes, stop reason,
-    iterations recorded, principal variation length), ``root_scores`` (per move, of the last
-    completed iteration; -INF for moves not searched), ``iterations`` (rows: depth, move,
-    score, nodes, ms) and ``pv_out`` (rows: your move, the opponents' joint code).
+    (:data:`NEVER_YIELD` for the main thread). ``searching`` (shared by the threads) and
+    ``share``: the nodes being searched, and whether to mark them and defer replies
+    another thread is in (:func:`_tree`). ``leaf`` values the horizon's positions
+    (:func:`snake.evaluation.compiled.leaf.leaf_evaluator`; its scratch is this search's
+    own). Writes ``result`` (best move, score, depth, nodes, stop reason, iterations
+    recorded, principal variation length, replies deferred), ``root_scores`` (per move, of
+    the last completed iteration; -INF for moves not searched), ``iterations`` (rows:
+    depth, move, score, nodes, ms) and ``pv_out`` (rows: your move, the opponents' joint
+    code).
 
     A root move after the best is searched only to show it is no better, so its score is
     an upper bound; with ``exact_root`` every root move gets a full window and an exact
@@ -574,7 +632,7 @@ def search(g, root, you, opponents, cheap, deadline, hard_deadline, max_nodes, m
     line_joint = np.zeros((MAX_PLY + 2, MAX_PLY + 2), dtype=np.int64)
     line_length = np.zeros(MAX_PLY + 2, dtype=np.int64)
     no_report = np.zeros((0, 4), dtype=np.int32)
-    ctl = np.zeros(5, dtype=np.int64)
+    ctl = np.zeros(6, dtype=np.int64)
     ctl[C_MAX_NODES] = max_nodes
     ctl[C_CHECK_MASK] = check_every(g[G_CELLS], n) - 1      # a power of two
     start(g, root, you, leaf)
@@ -626,7 +684,8 @@ def search(g, root, you, opponents, cheap, deadline, hard_deadline, max_nodes, m
                               scratch, frame, bounds, keys_at, salt, table_keys, table_values,
                               table_info, zobrist, zobrist_health, zobrist_food, killers_me,
                               killers_them, history, pv_my, pv_joint, pv_length, line_my,
-                              line_joint, line_length, leaf, no_report, pvs, best_reply)
+                              line_joint, line_length, leaf, no_report, pvs, best_reply,
+                              searching, share)
                 if ctl[C_ABORT] or not null_window or value <= window:
                     break
                 null_window = False
@@ -681,3 +740,4 @@ def search(g, root, you, opponents, cheap, deadline, hard_deadline, max_nodes, m
     result[3] = ctl[C_NODES]
     result[4] = stop
     result[5] = n_iterations
+    result[7] = ctl[C_DEFERRED]
