@@ -37,19 +37,23 @@ from snake.strategies import get_strategy
 DATA = Path(__file__).parent / "data" / "decisions.jsonl.gz"
 
 
+#: Thinking time of the searches here: none to speak of, so that the node limit alone stops
+#: them (``think_ms=None`` would take it from the game's timeout, and a loaded machine
+#: would then cut a search short and change its decision).
+UNTIMED = float("inf")
+
+
 def default_strategy() -> SearchStrategy:
     """The service's default (``search``), stopped by its node limit alone."""
-    strategy = make_search_strategy("search", overrides={"max_nodes": 2000})
-    strategy.think_ms = None
-    return strategy
+    return make_search_strategy("search", overrides={"max_nodes": 2000, "think_ms": UNTIMED})
 
 
 def strategies(network):
     return {
         "floodfill": get_strategy("floodfill"),
         "seed": get_strategy("seed", network=network),
-        "search": SearchStrategy(None, think_ms=None, max_nodes=150, max_concurrent=None),
-        "search-nnue": SearchStrategy(network, evaluator="nnue", think_ms=None, max_nodes=60,
+        "search": SearchStrategy(None, think_ms=UNTIMED, max_nodes=150, max_concurrent=None),
+        "search-nnue": SearchStrategy(network, evaluator="nnue", think_ms=UNTIMED, max_nodes=60,
                                       max_concurrent=None),
         "default": default_strategy(),
     }
