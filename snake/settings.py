@@ -261,9 +261,10 @@ VARIABLES: tuple[Variable, ...] = (
              f"a node limit besides the clock, {_SEARCH}: reproducible arena experiments at "
              "equal nodes", shown="none"),
     Variable("NUPPEPPOU_SEARCH_THREADS", "search_threads", _integer(1), _AT_LEAST_1,
-             f"the most threads one compiled search uses, {_SEARCH} (lazy SMP: a search takes "
-             "its share of the server's cores, whatever the worker layout, and its helpers "
-             "give them back as other games' searches start; docs/core.md)",
+             f"the most threads one compiled search uses, {_SEARCH} (lazy SMP, the threads "
+             "dividing a node's replies: a search takes its share of the server's cores, "
+             "whatever the worker layout, and its helpers give them back as other games' "
+             "searches start; docs/core.md)",
              shown="every core"),
     Variable("NUPPEPPOU_SEARCH_CORES", "search_cores", _integer(1), _AT_LEAST_1,
              "the cores one process's searches share (read at each move: gunicorn.conf.py "
