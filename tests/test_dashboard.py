@@ -4,6 +4,7 @@ input, and the pages in a real browser (headless Chromium)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -307,8 +308,9 @@ def test_a_record_too_large_to_draw_is_streamed_not_drawn(tmp_path, monkeypatch)
 
 def test_a_loss_the_service_played_says_from_when_its_search_saw_it(tmp_path, monkeypatch):
     """The same lost game played through the service by a search stopped at 10,000 nodes
-    (the other snake's moves as recorded): its answers' scores are proven losses from turn
-    324 on (the forced moves between are not searched), and the page says so."""
+    (the other snake's moves as recorded; untimed, as a loaded machine would cut a timed one
+    short): its answers' scores are proven losses from turn 324 on (the forced moves between
+    are not searched), and the page says so."""
     import gzip
 
     from snake.search.strategy import SearchStrategy
@@ -320,7 +322,7 @@ def test_a_loss_the_service_played_says_from_when_its_search_saw_it(tmp_path, mo
     lines = [json.loads(line) for line in gzip.open(SEALED, "rt").read().splitlines()]
     bodies = [line for line in lines if "board" in line]
     log = GameLog(tmp_path / "games.db")
-    client = create_app(network=None, strategy=SearchStrategy(max_nodes=10_000),
+    client = create_app(network=None, strategy=SearchStrategy(max_nodes=10_000, think_ms=math.inf),
                         game_log=log).test_client()
     assert client.post("/start", json=bodies[0]).status_code == 200
     for body in bodies[:-1]:

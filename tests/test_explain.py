@@ -112,7 +112,8 @@ def test_the_line_shows_a_snake_only_while_it_lives_and_bounds_as_bounds(tmp_pat
     """, health={"B": 1}, game_id="starving")
     path = tmp_path / "starving.json"
     path.write_text(json.dumps(state_to_request(request.state, "A")))
-    code, text = run([str(path), "--strategy", "search[max_nodes=3000]", "--no-network"])
+    code, text = run([str(path), "--strategy", "search[max_nodes=3000,think_ms=inf]",
+                      "--no-network"])
     assert code == 0
     pv = [line for line in text.splitlines() if line.startswith("  pv ")]
     assert len(pv) > 1 and " B " in pv[0] + " " and all(" B " not in line + " " for line in pv[1:])

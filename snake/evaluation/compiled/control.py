@@ -28,9 +28,10 @@ board). Squares are counted in quarters (a square 4, a hazard 1), so sums are ex
 
 **Two ways, one partition.** On a board of at most 128 squares (11x11 is 121), whose rows
 are under 64, every set is two words: :func:`partition_two_words` keeps the board's sets in
-registers, the fronts and claims by claiming rank, and frees a body square when the count
-of segments on it (the state's ``occ``) falls to zero, about four times as fast as the
-general :func:`partition_any_size` (``python -m bench.control``). :func:`partition` picks
+registers, the fronts and claims by claiming rank, lists the squares each move frees once,
+before the first layer, and indexes with unsigned integers (which numba does not wrap
+around): several times as fast as the general :func:`partition_any_size` (``python -m
+bench.control`` prints the ratio). :func:`partition` picks
 one; tests/test_core_control.py holds the two equal on every board both can divide.
 
 **The workspace**, one ``int64`` array made once per search by :func:`workspace` and reused
@@ -42,9 +43,11 @@ and last column and row: geometry, filled by :func:`workspace`) and the per-call
 move, by the current group of equal lengths, contested then, contested ever); per snake
 its front, its claims on this move and all it owns; per snake the squares it owns (in
 quarters), the move of the first food it claimed (-1 none), the claiming order, and the
-words its front lies in; then the style's weights (in millionths), scratch for a snake's
-:data:`MEASUREMENTS` (float64), ``tanh(k / 3)`` for every lead ``k`` in length (float64,
-:func:`_lead_tanh`) and a learned value head (its hidden size, 0 for none, and its weights:
+words its front lies in (in two words, by claiming rank: the rank where its group of equal
+lengths begins, the move of its first food); then the style's weights (in millionths),
+scratch for a snake's :data:`MEASUREMENTS` (float64), ``tanh(k / 3)`` for every lead ``k``
+in length (float64, :func:`_lead_tanh`), the squares freed on each move (two words a
+move, :func:`_freed`) and a learned value head (its hidden size, 0 for none, and its weights:
 :func:`workspace`). Every set has zero words on either side, so that a
 shifted word is read without a bounds check.
 """
@@ -112,8 +115,9 @@ _QUARTERS, _FOOD_D, _ORDER, _LO, _HI, _NUMBERS = range(6)
  _STYLE_FIELDS) = range(8)
 _MILLION = 1_000_000.0
 # After the style: scratch for the measurements (float64), then ``tanh(k / 3)`` (float64)
-# for every lead in length ``k`` a snake can have (:func:`_lead_tanh`), then a learned
-# value head's hidden size (0: none) and its weights (:func:`workspace`).
+# for every lead in length ``k`` a snake can have (:func:`_lead_tanh`), then the squares
+# freed on each move (:func:`_freed`), then a learned value head's hidden size (0: none)
+# and its weights (:func:`workspace`).
 _MEASURED = _STYLE_FIELDS
 _LEADS = _MEASURED + N_MEASUREMENTS
 
@@ -189,9 +193,16 @@ def _leads(g):
 
 
 @njit(**JIT)
+def _freed(g):
+    """Where :func:`partition_two_words` keeps, for every move ``m`` from 0 to the
+    capacity, the two words of the squares freed on move ``m`` (at ``2 * m``)."""
+    return _leads(g) + g[G_CAPACITY] + 1
+
+
+@njit(**JIT)
 def _head_at(g):
     """Where a learned value head's fields begin (its hidden size, 0 for none)."""
-    return _leads(g) + g[G_CAPACITY] + 1
+    return _freed(g) + 2 * (g[G_CAPACITY] + 1)
 
 
 @njit(inline="always", **JIT)
@@ -501,78 +512,99 @@ def _square(b):
     return _ZERO, _ONE << np.uint64(b - 64)
 
 
+@njit(inline="always", **JIT)
+def _index(i):
+    """``i`` as an index numba need not wrap around: an unsigned one. (numba adds the
+    array's length to a negative signed index, a compare and a select at every access,
+    and the registers they hold: a fifth of the partition's time.)"""
+    return np.uint64(i)
+
+
 @njit(**JIT)
 def partition_two_words(g, s, work):
     """:func:`partition` where a set is two words (a board of at most 128 squares, rows
     under 64): the same layers, each set in two machine words, the snakes' fronts and
-    claims kept by claiming rank, and a body square freed when the last segment on it
-    leaves (the state's ``occ`` counts them)."""
+    claims kept by claiming rank, and the squares freed on each move listed once, before
+    the first layer (a square is freed on the move its last segment leaves)."""
     bits = work.view(np.uint64)
     n, cells = g[G_N], g[G_CELLS]
     width, height = g[G_WIDTH], g[G_HEIGHT]
     lengths, causes, hps = g[G_LENGTH], g[G_CAUSE], g[G_HP]
-    bodies, capacity, mask, occ = g[G_BODY], g[G_CAPACITY], g[G_MASK], g[G_OCC]
+    bodies, capacity, mask = g[G_BODY], g[G_CAPACITY], g[G_MASK]
     constrictor, wraps = g[G_CONSTRICTOR] != 0, g[G_WRAPS] != 0
-    left_on, bit = _FREE * cells, _BIT * cells
+    left_on, bit, freed = _FREE * cells, _BIT * cells, _freed(g)
     board, not_col0, not_coll = _set(g, _BOARD), _set(g, _NOT_COL0), _set(g, _NOT_COLL)
     col0, coll, row0, rowt = _set(g, _COL0), _set(g, _COLL), _set(g, _ROW0), _set(g, _ROWT)
-    # By claiming rank: the front (the _FRONT sets) and what it owns (the _NEW sets); the
-    # snake's own set (_OWN) is written at the end.
+    # By claiming rank: the front (the _FRONT sets), what it owns (the _NEW sets) and the
+    # move it first claimed food on (-1: not yet); the snake's own set (_OWN) and food
+    # distance are written at the end.
     fronts, claims, owns = _snake_set(g, _FRONT, 0), _snake_set(g, _NEW, 0), _snake_set(g, _OWN, 0)
     stride = _set(g, 1) - _set(g, 0)
     quarters, food_d, order = _number(g, _QUARTERS), _number(g, _FOOD_D), _number(g, _ORDER)
-    group_first = _number(g, _LO)
-    nc0_lo, nc0_hi = bits[not_col0], bits[not_col0 + 1]
-    ncl_lo, ncl_hi = bits[not_coll], bits[not_coll + 1]
+    group_first, fed = _number(g, _LO), _number(g, _HI)
+    nc0_lo, nc0_hi = bits[_index(not_col0)], bits[_index(not_col0 + 1)]
+    ncl_lo, ncl_hi = bits[_index(not_coll)], bits[_index(not_coll + 1)]
     across, up, row = width - 1, (height - 1) * width, np.uint64(width)
 
-    unclaimed_lo, unclaimed_hi = bits[board], bits[board + 1]
+    unclaimed_lo, unclaimed_hi = bits[_index(board)], bits[_index(board + 1)]
     blocked_lo, blocked_hi = _ZERO, _ZERO
     hazards_lo, hazards_hi = _ZERO, _ZERO
     foods_lo, foods_hi = _ZERO, _ZERO
     contested_lo, contested_hi = _ZERO, _ZERO
     for k in range(s[S_N_HAZARDS]):
-        a, b = _square(work[bit + s[g[G_HAZARDS] + k]])
+        a, b = _square(work[_index(bit + s[_index(g[G_HAZARDS] + k)])])
         hazards_lo |= a
         hazards_hi |= b
     for k in range(s[S_N_FOOD]):
-        a, b = _square(work[bit + s[g[G_FOOD] + k]])
+        a, b = _square(work[_index(bit + s[_index(g[G_FOOD] + k)])])
         foods_lo |= a
         foods_hi |= b
-    # Bodies block their squares; each square's count of segments (the state's ``occ``) is
-    # what frees it when the last of them has left.
     living, longest = 0, 0
     for i in range(n):
-        work[food_d + i] = -1
-        if s[causes + i] != ALIVE:
-            continue
-        length, body, hp = s[lengths + i], bodies + i * capacity, s[hps + i]
+        work[_index(food_d + i)] = -1
+        if s[_index(causes + i)] == ALIVE:
+            longest = max(longest, s[_index(lengths + i)])
+            _claiming_rank(s, lengths, work, order, living, i)
+            living += 1
+    # Bodies block their squares. Segment k of a body of length L leaves on move L - k; a
+    # square (stacked segments, or squadmates' bodies) is freed when its last one leaves
+    # (``left_on``: that move, for the squares already blocked).
+    if not constrictor:
+        for m in range(1, longest + 1):
+            bits[_index(freed + 2 * m)], bits[_index(freed + 2 * m + 1)] = _ZERO, _ZERO
+    for r in range(living):
+        i = work[_index(order + r)]
+        length, body, hp = s[_index(lengths + i)], bodies + i * capacity, s[_index(hps + i)]
         for k in range(length):
-            c = s[body + ((hp - k) & mask)]
-            a, b = _square(work[bit + c])
-            blocked_lo |= a
-            blocked_hi |= b
-            if s[occ + c] > 1:          # stacked: counted down as its segments leave
-                work[left_on + c] = s[occ + c]
-        longest = max(longest, length)
-        _claiming_rank(s, lengths, work, order, living, i)
-        living += 1
+            c = s[_index(body + ((hp - k) & mask))]
+            b = work[_index(bit + c)]
+            a_lo, a_hi = _square(b)
+            word, one, m = b >> 6, _ONE << np.uint64(b & 63), length - k
+            if ((blocked_lo & a_lo) | (blocked_hi & a_hi)) != _ZERO:    # met again
+                if m <= work[_index(left_on + c)]:
+                    continue
+                bits[_index(freed + 2 * work[_index(left_on + c)] + word)] &= ~one
+            blocked_lo |= a_lo
+            blocked_hi |= a_hi
+            work[_index(left_on + c)] = m
+            bits[_index(freed + 2 * m + word)] |= one
     # The heads: claimed on move 0, each its snake's first front; the rank where each
     # rank's group of equal lengths begins.
     for r in range(living):
-        i = work[order + r]
-        if r > 0 and s[lengths + i] == s[lengths + work[order + r - 1]]:
-            work[group_first + r] = work[group_first + r - 1]
+        i = work[_index(order + r)]
+        if r > 0 and s[_index(lengths + i)] == s[_index(lengths + work[_index(order + r - 1)])]:
+            work[_index(group_first + r)] = work[_index(group_first + r - 1)]
         else:
-            work[group_first + r] = r
+            work[_index(group_first + r)] = r
+        work[_index(fed + r)] = -1
         front, claim = fronts + r * stride, claims + r * stride
-        bits[front], bits[front + 1] = _ZERO, _ZERO
-        bits[claim], bits[claim + 1] = _ZERO, _ZERO
-        head = s[bodies + i * capacity + (s[hps + i] & mask)]
+        bits[_index(front)], bits[_index(front + 1)] = _ZERO, _ZERO
+        bits[_index(claim)], bits[_index(claim + 1)] = _ZERO, _ZERO
+        head = s[_index(bodies + i * capacity + (s[_index(hps + i)] & mask))]
         x, y = cell_x(g, head), cell_y(g, head)
         if 0 <= x < width and 0 <= y < height:
-            a, b = _square(work[bit + head])
-            bits[front], bits[front + 1] = a, b
+            a, b = _square(work[_index(bit + head)])
+            bits[_index(front)], bits[_index(front + 1)] = a, b
             unclaimed_lo &= ~a
             unclaimed_hi &= ~b
 
@@ -580,30 +612,18 @@ def partition_two_words(g, s, work):
     moving = True
     while moving:
         d += 1
-        moving = False
-        if not constrictor and d <= longest:    # the segments that leave on this move
-            for r in range(living):
-                i = work[order + r]
-                k = s[lengths + i] - d
-                if k >= 0:
-                    c = s[bodies + i * capacity + ((s[hps + i] - k) & mask)]
-                    free = s[occ + c] == 1
-                    if not free:
-                        work[left_on + c] -= 1
-                        free = work[left_on + c] == 0
-                    if free:
-                        a, b = _square(work[bit + c])
-                        blocked_lo &= ~a
-                        blocked_hi &= ~b
+        if not constrictor and d <= longest:    # the squares left on this move
+            blocked_lo &= ~bits[_index(freed + 2 * d)]
+            blocked_hi &= ~bits[_index(freed + 2 * d + 1)]
         avail_lo, avail_hi = unclaimed_lo & ~blocked_lo, unclaimed_hi & ~blocked_hi
         claimed_lo, claimed_hi = _ZERO, _ZERO
         group_lo, group_hi = _ZERO, _ZERO
         for r in range(living):
-            first = work[group_first + r]
+            first = work[_index(group_first + r)]
             if first == r:
                 group_lo, group_hi = _ZERO, _ZERO
             front = fronts + r * stride
-            f_lo, f_hi = bits[front], bits[front + 1]
+            f_lo, f_hi = bits[_index(front)], bits[_index(front + 1)]
             if f_lo == _ZERO and f_hi == _ZERO:
                 continue
             a, b = _shift_up_row(f_lo, f_hi, _ONE)
@@ -618,16 +638,16 @@ def partition_two_words(g, s, work):
             near_lo |= a
             near_hi |= b
             if wraps:
-                a, b = _shift_up(f_lo & bits[col0], f_hi & bits[col0 + 1], across)
+                a, b = _shift_up(f_lo & bits[_index(col0)], f_hi & bits[_index(col0 + 1)], across)
                 near_lo |= a
                 near_hi |= b
-                a, b = _shift_down(f_lo & bits[coll], f_hi & bits[coll + 1], across)
+                a, b = _shift_down(f_lo & bits[_index(coll)], f_hi & bits[_index(coll + 1)], across)
                 near_lo |= a
                 near_hi |= b
-                a, b = _shift_up(f_lo & bits[row0], f_hi & bits[row0 + 1], up)
+                a, b = _shift_up(f_lo & bits[_index(row0)], f_hi & bits[_index(row0 + 1)], up)
                 near_lo |= a
                 near_hi |= b
-                a, b = _shift_down(f_lo & bits[rowt], f_hi & bits[rowt + 1], up)
+                a, b = _shift_down(f_lo & bits[_index(rowt)], f_hi & bits[_index(rowt + 1)], up)
                 near_lo |= a
                 near_hi |= b
             reach_lo, reach_hi = near_lo & avail_lo, near_hi & avail_hi
@@ -636,49 +656,50 @@ def partition_two_words(g, s, work):
             claimed_hi |= fresh_hi
             both_lo, both_hi = reach_lo & group_lo, reach_hi & group_hi
             if both_lo != _ZERO or both_hi != _ZERO:
-                # lost by the equally long snakes that claimed them on this move
+                # lost by the equally long snakes that claimed them on this move, with the
+                # food they found on it if that was all of it
                 for o in range(first, r):
                     other, claim = fronts + o * stride, claims + o * stride
-                    bits[other] &= ~both_lo
-                    bits[other + 1] &= ~both_hi
-                    bits[claim] &= ~both_lo
-                    bits[claim + 1] &= ~both_hi
+                    bits[_index(other)] &= ~both_lo
+                    bits[_index(other + 1)] &= ~both_hi
+                    bits[_index(claim)] &= ~both_lo
+                    bits[_index(claim + 1)] &= ~both_hi
+                    if work[_index(fed + o)] == d and (
+                            (bits[_index(other)] & foods_lo)
+                            | (bits[_index(other + 1)] & foods_hi)) == _ZERO:
+                        work[_index(fed + o)] = -1
                 group_lo &= ~both_lo
                 group_hi &= ~both_hi
                 contested_lo |= both_lo
                 contested_hi |= both_hi
             claim = claims + r * stride
-            bits[front], bits[front + 1] = fresh_lo, fresh_hi
-            bits[claim] |= fresh_lo
-            bits[claim + 1] |= fresh_hi
+            bits[_index(front)], bits[_index(front + 1)] = fresh_lo, fresh_hi
+            bits[_index(claim)] |= fresh_lo
+            bits[_index(claim + 1)] |= fresh_hi
             group_lo |= fresh_lo
             group_hi |= fresh_hi
-            moving |= (fresh_lo | fresh_hi) != _ZERO
-        if (claimed_lo & foods_lo) != _ZERO or (claimed_hi & foods_hi) != _ZERO:
-            # a food square is its own once the layer's contests are settled
-            for r in range(living):
-                i = work[order + r]
-                front = fronts + r * stride
-                if work[food_d + i] < 0 and ((bits[front] & foods_lo) != _ZERO
-                                             or (bits[front + 1] & foods_hi) != _ZERO):
-                    work[food_d + i] = d
+            eats = ((fresh_lo & foods_lo) | (fresh_hi & foods_hi)) != _ZERO
+            if eats and work[_index(fed + r)] < 0:
+                work[_index(fed + r)] = d
         unclaimed_lo &= ~claimed_lo
         unclaimed_hi &= ~claimed_hi
+        moving = (claimed_lo | claimed_hi) != _ZERO
     contested = _set(g, _CONTESTED)
-    bits[contested], bits[contested + 1] = contested_lo, contested_hi
+    bits[_index(contested)], bits[_index(contested + 1)] = contested_lo, contested_hi
     for i in range(n):
         own = owns + i * stride
-        bits[own], bits[own + 1] = _ZERO, _ZERO
-        work[quarters + i] = 0
+        bits[_index(own)], bits[_index(own + 1)] = _ZERO, _ZERO
+        work[_index(quarters + i)] = 0
     for r in range(living):
-        i = work[order + r]
+        i = work[_index(order + r)]
+        work[_index(food_d + i)] = work[_index(fed + r)]
         claim, own = claims + r * stride, owns + i * stride
-        o_lo, o_hi = bits[claim], bits[claim + 1]
-        bits[own], bits[own + 1] = o_lo, o_hi
-        work[quarters + i] = (4 * np.int64(_popcount(o_lo & ~hazards_lo))
-                              + 4 * np.int64(_popcount(o_hi & ~hazards_hi))
-                              + np.int64(_popcount(o_lo & hazards_lo))
-                              + np.int64(_popcount(o_hi & hazards_hi)))
+        o_lo, o_hi = bits[_index(claim)], bits[_index(claim + 1)]
+        bits[_index(own)], bits[_index(own + 1)] = o_lo, o_hi
+        work[_index(quarters + i)] = (4 * np.int64(_popcount(o_lo & ~hazards_lo))
+                                      + 4 * np.int64(_popcount(o_hi & ~hazards_hi))
+                                      + np.int64(_popcount(o_lo & hazards_lo))
+                                      + np.int64(_popcount(o_hi & hazards_hi)))
     return living
 
 
