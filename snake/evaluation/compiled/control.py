@@ -43,13 +43,13 @@ and last column and row: geometry, filled by :func:`workspace`) and the per-call
 move, by the current group of equal lengths, contested then, contested ever); per snake
 its front, its claims on this move and all it owns; per snake the squares it owns (in
 quarters), the move of the first food it claimed (-1 none), the claiming order, and the
-words its front lies in (in two words, by claiming rank: the rank where its group of equal
-lengths begins, the move of its first food); then the style's weights (in millionths),
-scratch for a snake's :data:`MEASUREMENTS` (float64), ``tanh(k / 3)`` for every lead ``k``
-in length (float64, :func:`_lead_tanh`), the squares freed on each move (two words a
-move, :func:`_freed`) and a learned value head (its hidden size, 0 for none, and its weights:
-:func:`workspace`). Every set has zero words on either side, so that a
-shifted word is read without a bounds check.
+words its front lies in (which :func:`partition_two_words` uses, by claiming rank, for the
+rank where its group of equal lengths begins and the move of its first food); then the
+style's weights (in millionths), scratch for a snake's :data:`MEASUREMENTS` (float64),
+``tanh(k / 3)`` for every lead ``k`` in length (float64, :func:`_lead_tanh`), the squares
+freed on each move (two words a move, :func:`_freed`) and a learned value head (its hidden
+size, 0 for none, and its weights: :func:`workspace`). Every set has zero words on either
+side, so that a shifted word is read without a bounds check.
 """
 
 from __future__ import annotations
