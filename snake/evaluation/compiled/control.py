@@ -579,6 +579,10 @@ def partition_two_words(g, s, work):
             c = s[_index(body + ((hp - k) & mask))]
             b = work[_index(bit + c)]
             a_lo, a_hi = _square(b)
+            if constrictor:         # nothing is freed: no move to list
+                blocked_lo |= a_lo
+                blocked_hi |= a_hi
+                continue
             word, one, m = b >> 6, _ONE << np.uint64(b & 63), length - k
             if ((blocked_lo & a_lo) | (blocked_hi & a_hi)) != _ZERO:    # met again
                 if m <= work[_index(left_on + c)]:
