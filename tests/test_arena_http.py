@@ -28,6 +28,7 @@ class SnakeServer(ThreadingHTTPServer):
         self.behaviour = behaviour
         self.calls = []            # (route, body) in order received
         self.lock = threading.Lock()
+        self.in_flight = self.most_in_flight = 0     # /move requests being answered at once
         self.floodfill = get_strategy("floodfill")
         super().__init__(("127.0.0.1", 0), Handler)
 
@@ -68,6 +69,15 @@ class Handler(BaseHTTPRequestHandler):
         if route != "move":
             return self.send(200, b"")
         behaviour = server.behaviour
+        if behaviour == "slow":
+            # a snake that thinks a while: counts how many of its seats think at once
+            with server.lock:
+                server.in_flight += 1
+                server.most_in_flight = max(server.most_in_flight, server.in_flight)
+            time.sleep(0.05)
+            with server.lock:
+                server.in_flight -= 1
+            return self.send(200, b'{"move": "up"}')
         if behaviour == "late":
             time.sleep(0.25)
         if behaviour == "garbage":
@@ -190,6 +200,25 @@ def test_invalid_answers_are_counted_and_the_games_go_on(capsys, tmp_path, snake
     w, d, losses, _ = LAST_LINE.match(out.splitlines()[-1]).groups()
     assert int(w) + int(d) + int(losses) == 3
     assert "invalid" in err
+
+
+@pytest.mark.parametrize("one_at_a_time", [False, True])
+def test_one_at_a_time_asks_the_snakes_in_turn(capsys, snake_server, one_at_a_time):
+    # three seats of one HTTP snake: asked together, as the engine asks, they think at once;
+    # one at a time, never two of them
+    server = snake_server("slow")
+    code, out, _ = run(capsys, f"slow={server.url}", "random", "-n", "4",
+                       "--seats", "slow,slow,slow,random", "-g", "1", "--size", "11",
+                       "--max-turns", "4", "--timeout", "2000",
+                       *(["--one-at-a-time"] if one_at_a_time else []))
+    assert code == 0
+    moves = len(server.routes("move"))
+    assert moves >= 3 and int(answers_row(out, "slow")[2]) == moves
+    assert answers_row(out, "slow")[-2:] == ["0", "0"]      # every answer on time and valid
+    if one_at_a_time:
+        assert server.most_in_flight == 1
+    else:
+        assert server.most_in_flight > 1
 
 
 def test_unreachable_snake_stops_the_run_before_it_starts(capsys, snake_server):

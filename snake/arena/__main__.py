@@ -100,6 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop a game as soon as every player's result is settled (the "
                         "living snakes all belong to one player): with four snakes, the rest "
                         "of a game after the first player is out costs nothing")
+    p.add_argument("--one-at-a-time", action="store_true",
+                   help="ask the snakes for their moves one after another instead of all at "
+                        "once, so that each thinks with the machine to itself, as it would on "
+                        "a server of its own: for games of more snakes than this machine has "
+                        "cores (a turn then lasts as long as all the answers together)")
     p.add_argument("--positions", type=Path, metavar="FILE",
                    help="start the games from these positions (request bodies, one per line: "
                         "python -m snake.arena.positions) instead of new set-ups, each in a "
@@ -249,7 +254,8 @@ def run(args: argparse.Namespace) -> int:
                        timeout=args.timeout, n_snakes=n_snakes, seats=seats,
                        max_turns=args.max_turns, solo_target=args.solo_target,
                        builtin_timeout=args.builtin_timeout,
-                       until_decided=args.until_decided, positions=positions)
+                       until_decided=args.until_decided,
+                       one_at_a_time=args.one_at_a_time, positions=positions)
     if positions is None:
         _check_setup(specs[0], settings)
     network = load_network(args.weights, players)

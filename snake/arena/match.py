@@ -1,14 +1,16 @@
 """Play one arena game from a :class:`~snake.arena.schedule.GameSpec`.
 
-The game is played as the official engine plays it: set up by :func:`snake.rules.start.new_game`
-(or started from a position: :mod:`snake.arena.positions`),
-``/start`` to every snake, then each turn every living snake is asked for its move (HTTP
-snakes concurrently, each with the game's timeout), and the moves are applied by
-:func:`snake.rules.play_turn` — the one rules engine; the arena only asks and records. A
-missing answer repeats the snake's previous move (``up`` on the first turn). When the rules
-say the game is over (or at ``max_turns``, if set; or, with ``until_decided``, as soon as
-every player's result is settled: the living snakes all belong to one player, who has
-outlasted every other), ``/end`` goes to every snake, living or not, and the game is scored
+The game is played as the official engine plays it: set up by
+:func:`snake.rules.start.new_game` (or started from a position:
+:mod:`snake.arena.positions`), ``/start`` to every snake, then each turn every living snake
+is asked for its move (HTTP snakes concurrently, each with the game's timeout; with
+``one_at_a_time`` one after another, so that each thinks alone on the machine, as it would
+on a server of its own), and the moves are applied by :func:`snake.rules.play_turn` — the
+one rules engine; the arena only asks and records. A missing answer repeats the snake's
+previous move (``up`` on the first turn). When the rules say the game is over (or at
+``max_turns``, if set; or, with ``until_decided``, as soon as every player's result is
+settled: the living snakes all belong to one player, who has outlasted every other),
+``/end`` goes to every snake, living or not, and the game is scored
 (:mod:`snake.arena.scoring`) and optionally written as a CLI-format replay
 (:mod:`snake.records.replay`).
 
@@ -142,7 +144,8 @@ def play_game(spec: GameSpec, players: Sequence[PlayerSpec], *, network: Any = N
     replay = Replay(game) if replay_dir is not None or keep_record else None
     you_id = ids[spec.seats.index(0)] if 0 in spec.seats else ids[0]
     http_seats = [sid for sid in ids if seats[sid].is_http]
-    pool = ThreadPoolExecutor(max_workers=len(http_seats)) if http_seats else None
+    concurrent = http_seats and not spec.one_at_a_time
+    pool = ThreadPoolExecutor(max_workers=len(http_seats)) if concurrent else None
 
     try:
         for sid in ids:
@@ -222,17 +225,21 @@ def settled(state, owner: dict[str, int]) -> bool:
 def _ask(state, living: list[str], seats: dict, looks: dict[str, SnakeLook],
          game: dict[str, Any], pool: ThreadPoolExecutor | None) -> dict[str, Answer]:
     """Every living snake's answer for this turn: HTTP seats in parallel threads while the
-    built-in seats think in this one."""
+    built-in seats think in this one; without a ``pool``, the HTTP seats one after another,
+    before the built-in ones."""
     futures = {}
     builtin = []
+    answers: dict[str, Answer] = {}
     for sid in living:
         if seats[sid].is_http:
             payload = json.dumps(request_body(state, sid, looks, game),
                                  separators=(",", ":")).encode()
-            futures[sid] = pool.submit(seats[sid].move_payload, payload)
+            if pool is None:
+                answers[sid] = seats[sid].move_payload(payload)
+            else:
+                futures[sid] = pool.submit(seats[sid].move_payload, payload)
         else:
             builtin.append(sid)
-    answers: dict[str, Answer] = {}
     if builtin:
         request = parse_request(request_body(state, builtin[0], looks, game))
         for sid in builtin:

@@ -53,6 +53,7 @@ class GameSpec:
     solo_target: int
     builtin_timeout: bool = False     # built-in answers later than timeout are missed
     until_decided: bool = False       # stop once every player's result is settled
+    one_at_a_time: bool = False       # ask the snakes in turn, never two at once
     position: str = ""                # a request body (JSON) to start from; "" a new game
 
 
@@ -81,7 +82,7 @@ def plan_games(*, n_players: int, games: int, seed: int, ruleset: str, map_name:
                width: int, height: int, timeout: int, n_snakes: int,
                seats: Sequence[int] | None = None, max_turns: int = 0,
                solo_target: int = 100, builtin_timeout: bool = False,
-               until_decided: bool = False,
+               until_decided: bool = False, one_at_a_time: bool = False,
                positions: Sequence[dict] | None = None) -> list[GameSpec]:
     """The specs of all games of a run, in order. With ``positions`` (request bodies,
     :mod:`snake.arena.positions`) each block of games starts from a position, its snakes in
@@ -159,7 +160,7 @@ def plan_games(*, n_players: int, games: int, seed: int, ruleset: str, map_name:
             squads=squads, setup_seed=f"arena:{seed}:block:{block}",
             strategy_seeds=tuple(game_rng.getrandbits(32) for _ in line_up),
             max_turns=max_turns, solo_target=solo_target, builtin_timeout=builtin_timeout,
-            until_decided=until_decided,
+            until_decided=until_decided, one_at_a_time=one_at_a_time,
             position=position_text,
         ))
     return specs
