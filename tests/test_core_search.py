@@ -546,7 +546,7 @@ def test_threads_at_equal_depth_find_the_one_thread_value():
         assert len(two.threads) == 3 and two.nodes == sum(n for _, n, _ in two.threads)
         compared += 1
     assert compared >= 30
-    # Deeper, the threads meet in nodes and leave the replies another is in for last:
+    # Deeper, the threads meet in nodes and leave the replies and moves another is in for last:
     # the value is still the one thread's.
     deferred = 0
     for k, state in enumerate(positions(seed=9, count=600)):

@@ -30,7 +30,8 @@ What the speed makes worth it:
   thread. Each thread marks the nodes it is in (``searching``), and a thread that comes to
   an opponents' reply whose node another thread is in leaves it for last (as ABDADA
   does): by then the table holds its value, and meanwhile the threads search different
-  replies rather than the same one.
+  replies rather than the same one. Your moves after the first are marked and left for
+  last the same way, by the node's key and the move.
 
 Everything a search uses is allocated when it starts; a node allocates nothing.
 The function releases the GIL, so searches in several threads use several cores.
@@ -81,6 +82,10 @@ MAX_OPPONENTS = 3
 #: (``searching``), and defer a reply whose node another thread is in (:func:`_tree`);
 #: shallower nodes are too cheap to be worth a key each.
 SHARE_MIN_DEPTH = 2
+#: What a node's key is XORed with to mark one of your moves there (by its number) as being
+#: searched (:func:`_tree`): your moves after the first are shared out like the replies.
+MY_MOVE_MARK = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                         0x27D4EB2F165667C5], dtype=np.uint64)
 #: Slots of the table of nodes being searched (a power of two: a node's slot is its key's
 #: low bits; two nodes in one slot only cost a needless deferral or a missed one).
 SEARCHING_SLOTS = 4096
@@ -179,8 +184,9 @@ def _joint_move(opponent_moves, opponent_counts, k_opponents, index, out, best_r
 
 # Frame fields, per ply: integers (``frame[ply, F_*]``) and values (``bounds[ply, B_*]``).
 (F_DEPTH, F_A, F_MY_COUNT, F_JOINTS, F_FIRST, F_R, F_BEST_MOVE, F_BEST_JOINT, F_SLOT, F_DONE,
- F_HEAD, F_CODE, F_NULL, F_TRIED, F_REPLY_NULL, F_DEFERRED, F_PASS) = range(17)
-F_FIELDS = 17
+ F_HEAD, F_CODE, F_NULL, F_TRIED, F_REPLY_NULL, F_DEFERRED, F_PASS, F_MY_DEFERRED,
+ F_MY_PASS) = range(19)
+F_FIELDS = 19
 B_ALPHA, B_BETA, B_ALPHA0, B_BEST, B_BEST_MIN, B_BETA_MIN = range(6)
 B_FIELDS = 6
 # What the loop of :func:`_tree` does next.
@@ -309,6 +315,8 @@ def _enter(g, stack, ply, you, opponents, cheap, only_move, moves, scratch, fram
                 break
     frame[ply, F_FIRST] = first
     frame[ply, F_A] = 0
+    frame[ply, F_MY_DEFERRED] = 0
+    frame[ply, F_MY_PASS] = 0
     frame[ply, F_BEST_MOVE] = my_moves[0]
     bounds[ply, B_BEST] = -INF
     _start_my_move(ply, frame, bounds, False)
@@ -368,6 +376,33 @@ def _next_joint(ply, frame):
     return t
 
 
+@njit(inline="always", **JIT)
+def _next_my_move(ply, frame, my_moves, key, searching, ctl, share):
+    """The index of your next move to search at ``ply`` (after ``frame[ply, F_A]``), or -1
+    when all were searched: in order, leaving for a second pass those another thread is
+    searching at this node (``share``: marked in ``searching`` by ``key`` and the move)."""
+    if frame[ply, F_MY_PASS] == 0:
+        a = frame[ply, F_A] + 1
+        while a < frame[ply, F_MY_COUNT]:
+            if share:
+                mark = key ^ MY_MOVE_MARK[my_moves[a]]
+                if searching[mark & np.uint64(searching.shape[0] - 1)] == mark:
+                    frame[ply, F_MY_DEFERRED] |= np.int64(1) << a
+                    ctl[C_DEFERRED] += 1
+                    a += 1
+                    continue
+            return a
+        frame[ply, F_MY_PASS] = 1
+    deferred = frame[ply, F_MY_DEFERRED]
+    if deferred == 0:
+        return -1
+    a = 0
+    while (deferred >> a) & 1 == 0:
+        a += 1
+    frame[ply, F_MY_DEFERRED] = deferred ^ (np.int64(1) << a)
+    return a
+
+
 @njit(**JIT)
 def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, halt, ledger,
           yield_above, moves,
@@ -385,9 +420,12 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, h
     With ``share`` (a search on several threads) a node of at least
     :data:`SHARE_MIN_DEPTH` holds its key in ``searching`` while this thread is in it, and
     a reply after the first whose node another thread is in is deferred: searched after
-    the other replies (a second pass), when the table most likely holds its value. One
-    thread alone never finds its own mark on a reply (a position recurs only at one ply),
-    so without helpers the search is the same either way."""
+    the other replies (a second pass), when the table most likely holds its value. Your
+    moves after the first at such a node (of depth above :data:`SHARE_MIN_DEPTH`: its
+    moves lead to nodes of at least that depth) are marked by the node's key and the move
+    (:data:`MY_MOVE_MARK`) and deferred alike. One thread alone never finds its own mark
+    (a position recurs only at one ply, and a move of yours is marked only while it is
+    searched), so without helpers the search is the same either way."""
     k_opponents = opponents.shape[0]
     ply = root_ply
     mode = ENTER
@@ -521,6 +559,12 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, h
                 _start_my_move(ply, frame, bounds, False)
                 mode = NEXT_CHILD
                 continue
+            marks = share and frame[ply, F_DEPTH] > SHARE_MIN_DEPTH and ply != root_ply
+            if marks and a > 0:     # this thread is done with the move: unmark it
+                mark = keys_at[ply] ^ MY_MOVE_MARK[my_move]
+                at = mark & np.uint64(searching.shape[0] - 1)
+                if searching[at] == mark:
+                    searching[at] = np.uint64(0)
             if best_min > bounds[ply, B_BEST]:
                 bounds[ply, B_BEST] = best_min
                 frame[ply, F_BEST_MOVE] = my_move
@@ -537,12 +581,18 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, h
                 depth = frame[ply, F_DEPTH]
                 history[you, frame[ply, F_HEAD], my_move] += depth * depth
                 mode = FINISH
-            elif a + 1 < frame[ply, F_MY_COUNT]:
-                frame[ply, F_A] = a + 1
-                _start_my_move(ply, frame, bounds, pvs)
-                mode = NEXT_CHILD
             else:
-                mode = FINISH
+                a = _next_my_move(ply, frame, scratch[ply, R_MINE], keys_at[ply], searching,
+                                  ctl, marks)
+                if a < 0:
+                    mode = FINISH
+                else:
+                    frame[ply, F_A] = a
+                    if marks:       # being searched: another thread defers it
+                        mark = keys_at[ply] ^ MY_MOVE_MARK[scratch[ply, R_MINE, a]]
+                        searching[mark & np.uint64(searching.shape[0] - 1)] = mark
+                    _start_my_move(ply, frame, bounds, pvs)
+                    mode = NEXT_CHILD
         elif mode == FINISH:
             value = bounds[ply, B_BEST]
             if not (ply == root_ply and only_move >= 0):
