@@ -365,14 +365,23 @@ def _next_joint(ply, frame):
         frame[ply, F_R] = r
         return r
     frame[ply, F_R] = joints
-    deferred = frame[ply, F_DEFERRED]
+    t = _take_deferred(frame, ply, F_DEFERRED)
+    if t >= 0:
+        frame[ply, F_PASS] = 1
+    return t
+
+
+@njit(inline="always", **JIT)
+def _take_deferred(frame, ply, field):
+    """The lowest index left in the deferred set ``frame[ply, field]`` (a bit mask), taken
+    out of it; -1 when it is empty."""
+    deferred = frame[ply, field]
     if deferred == 0:
         return -1
     t = 0
     while (deferred >> t) & 1 == 0:
         t += 1
-    frame[ply, F_DEFERRED] = deferred ^ (np.int64(1) << t)
-    frame[ply, F_PASS] = 1
+    frame[ply, field] = deferred ^ (np.int64(1) << t)
     return t
 
 
@@ -393,14 +402,7 @@ def _next_my_move(ply, frame, my_moves, key, searching, ctl, share):
                     continue
             return a
         frame[ply, F_MY_PASS] = 1
-    deferred = frame[ply, F_MY_DEFERRED]
-    if deferred == 0:
-        return -1
-    a = 0
-    while (deferred >> a) & 1 == 0:
-        a += 1
-    frame[ply, F_MY_DEFERRED] = deferred ^ (np.int64(1) << a)
-    return a
+    return _take_deferred(frame, ply, F_MY_DEFERRED)
 
 
 @njit(**JIT)
