@@ -37,7 +37,9 @@ time a node, the best of the rounds per position (the same work each time: the s
 comparison on a noisy machine). ``--smp THREADS`` measures
 the default search on THREADS threads (lazy SMP with deferral: one search, one table)
 against one: the time to a fixed depth (one more than one thread completes in ``--ms``), the
-runs alternated ``--rounds`` times, same positions, empty tables; ``--against`` ends with
+runs alternated ``--rounds`` times, same positions, empty tables; the median ratio over the
+positions, and their geometric mean with a 95 % interval (the same code moves by 0.05–0.08
+from run to run: read the interval before a variant's figure); ``--against`` ends with
 this measurement on every core.
 ``--pvs`` measures what principal
 variation search saves: nodes and time to a fixed depth with and without it, same positions
@@ -53,6 +55,7 @@ import argparse
 import cProfile
 import io
 import json
+import math
 import os
 import pstats
 import random
@@ -171,6 +174,19 @@ def pvs_effect(count: int) -> None:
               f"{t1 / t0:.2f}x the time, equal values")
 
 
+def geometric_mean_interval(ratios: list[float], resamples: int = 4000,
+                            seed: int = 0) -> tuple[float, float, float]:
+    """The geometric mean of ``ratios`` and its 95 % interval, by resampling the ratios
+    (percentile bootstrap, seeded: the same ratios give the same interval). Lazy SMP's
+    time to a depth varies from run to run of the same position by more than the
+    differences screened; the interval says how far one run's figure can be trusted."""
+    logs = [math.log(r) for r in ratios]
+    rng = random.Random(seed)
+    means = sorted(statistics.fmean(rng.choices(logs, k=len(logs))) for _ in range(resamples))
+    return (math.exp(statistics.fmean(logs)), math.exp(means[int(0.025 * resamples)]),
+            math.exp(means[int(0.975 * resamples) - 1]))
+
+
 def smp_effect(count: int, ms: float, threads: int, rounds: int = 3) -> None:
     """Time to a fixed depth, the default search on ``threads`` threads against one: per
     position, the depth one thread completes in ``ms`` plus one is the target; then each
@@ -215,10 +231,12 @@ def smp_effect(count: int, ms: float, threads: int, rounds: int = 3) -> None:
                     times[k][c].append(wall)
         one = [statistics.median(column) for column in times[1]]
         ratios = [statistics.median(column) / o for column, o in zip(times[threads], one)]
+        mean, low, high = geometric_mean_interval(ratios)
         print(f"11x11 {label:<8} time to a fixed depth (depths {min(d for _, d in cases)}-"
               f"{max(d for _, d in cases)}): with {threads} threads "
               f"{statistics.median(ratios):.2f}x one thread's (median over {len(cases)} "
-              f"positions, {rounds} rounds; per position "
+              f"positions, {rounds} rounds; geometric mean {mean:.2f}x [{low:.2f}, "
+              f"{high:.2f}], 95 % over the positions; per position "
               f"{', '.join(f'{r:.2f}' for r in ratios)}; one thread "
               f"{statistics.median(one) * 1000:,.0f} ms)")
 

@@ -256,7 +256,8 @@ VARIABLES: tuple[Variable, ...] = (
              "answered by the seed step", shown="none for the compiled search, 2 for the Python"),
     Variable("NUPPEPPOU_SEARCH_TABLE_MB", "search_table_mb", _number(0, above=True),
              "a number > 0", "the compiled search's transposition table per thread, in "
-             f"megabytes, {_SEARCH}", shown="4"),
+             f"megabytes (a search on several threads shares one of them all), {_SEARCH}",
+             shown="4"),
     Variable("NUPPEPPOU_SEARCH_MAX_NODES", "search_max_nodes", _integer(1), _AT_LEAST_1,
              f"a node limit besides the clock, {_SEARCH}: reproducible arena experiments at "
              "equal nodes", shown="none"),

@@ -125,6 +125,19 @@ def test_the_search_comparison_probes_a_checkout_and_times_depths_alike():
     assert bench_search.time_to_depth(old, new) == 2.5 / 4.0    # depth 2: both completed it
 
 
+def test_the_threads_figure_comes_with_an_interval_that_says_how_far_to_trust_it():
+    """``--smp``: the geometric mean of the per-position ratios and a 95 % interval over
+    the positions: the same ratios give the same interval, ratios that agree a narrow one,
+    ratios that scatter (as lazy SMP's do from run to run) a wide one."""
+    agree = [0.62, 0.63, 0.64, 0.63] * 4
+    scatter = [0.43, 0.95, 0.5, 0.78] * 4
+    mean, low, high = bench_search.geometric_mean_interval(agree)
+    assert low < mean < high and abs(mean - 0.63) < 0.005 and high - low < 0.02
+    wide = bench_search.geometric_mean_interval(scatter)
+    assert wide == bench_search.geometric_mean_interval(scatter)
+    assert wide[1] < 0.6 < 0.7 < wide[2]
+
+
 def test_the_blended_play_record_is_the_same_twice_and_names_every_search(tmp_path, capsys):
     """``bench.blended_play``: node-limited searches with a random network blended in write
     a record that depends on nothing but the checkout (two runs, the same bytes), a line per

@@ -73,6 +73,29 @@ def test_threads_share_one_draw_of_the_key_numbers():
     assert a.keys is not b.keys and a.zobrist.shape == (64, 102 * 102, 6)
 
 
+def test_a_search_on_two_threads_has_the_room_of_two():
+    """``table_mb`` is per thread of a search: two threads share a table of twice the
+    entries. The thread keeps that room, and a one-thread search afterwards uses the first
+    half of the same memory, so what the two stored there is still found."""
+    import threading
+
+    from snake.search.compiled.table import thread_table
+    seen = []
+
+    def serve():        # one serving thread: a search on one thread, two, then one again
+        for threads in (1, 2, 1):
+            seen.append(thread_table(4, 13 * 13, 1.0, threads))
+
+    worker = threading.Thread(target=serve)
+    worker.start()
+    worker.join()
+    one, two, one_again = seen
+    assert two.keys.shape[0] == 2 * one.keys.shape[0] == 2 * 65536
+    assert one_again.keys.shape[0] == one.keys.shape[0]
+    two.keys[7] = 12345         # stored by the search on two threads
+    assert one_again.keys[7] == 12345 and np.shares_memory(one_again.keys, two.keys)
+
+
 def test_a_body_gone_before_collisions_is_no_obstacle_in_either_engine():
     """A (boxed in) can only go through B's body, free when the rules eliminate B before
     collisions whatever it plays: starving at health 1, or on hazards that take what health

@@ -9,7 +9,8 @@ strategy, ``snake.explain`` and the server read one result type.
 Each thread keeps its own transposition table between searches (:func:`thread_table`), so a
 game's next turn can reuse what the last one stored (the key is salted per game and snake);
 a node-limited search (reproducible, for tests) starts from an empty one. A search's helper
-threads (``threads`` > 1) share the table of the thread that asked.
+threads (``threads`` > 1) share the table of the thread that asked, which has room for them
+all (``table_mb`` per thread: two threads write twice the entries one does).
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ class CompiledAlphaBeta:
         n, cells = int(packed.g[G_N]), int(packed.g[G_CELLS])
         # A node-limited search is meant to be reproducible: it starts from an empty table.
         table = (new_table(n, cells, self.table_mb) if self.budget.max_nodes is not None
-                 else thread_table(n, cells, self.table_mb))
+                 else thread_table(n, cells, self.table_mb, self.threads))
         found = run(packed, index[self.plan.you], [index[o] for o in self.plan.opponents],
                     [index[c] for c in self.plan.cheap], deadline=min(deadline, 1e15),
                     hard_deadline=min(hard, 1e15),

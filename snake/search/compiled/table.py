@@ -6,7 +6,8 @@ hazard count), bounded in size (:func:`new_table`).
 Threads of one search share a table and write its entries without a lock: an entry's key
 is XORed with its contents (:func:`entry_check`), so an entry torn by two threads writing
 at once is a miss. Each Python thread keeps its own table between searches
-(:func:`thread_table`), so a game's next turn reuses what the last one stored.
+(:func:`thread_table`), so a game's next turn reuses what the last one stored; a search on
+several threads has a table as large as theirs together.
 """
 
 from __future__ import annotations
@@ -108,12 +109,19 @@ def _zobrist(n_snakes: int, cells: int, seed: int) -> tuple[np.ndarray, np.ndarr
         return numbers
 
 
-def new_table(n_snakes: int, cells: int, megabytes: float = 16.0, seed: int = 20261123) -> Table:
-    """A table of about ``megabytes`` (a power of two of entries, 16 bytes each), for games
-    of up to ``n_snakes`` snakes on boards of up to ``cells`` padded cells."""
+def table_entries(megabytes: float) -> int:
+    """The entries of a table of about ``megabytes``: the greatest power of two of 16 bytes
+    each that fits (at least one)."""
     entries = 1
     while entries * 2 * 16 <= megabytes * 1024 * 1024:
         entries *= 2
+    return entries
+
+
+def new_table(n_snakes: int, cells: int, megabytes: float = 16.0, seed: int = 20261123) -> Table:
+    """A table of about ``megabytes`` (a power of two of entries, 16 bytes each), for games
+    of up to ``n_snakes`` snakes on boards of up to ``cells`` padded cells."""
+    entries = table_entries(megabytes)
     zobrist, zobrist_health, zobrist_food = _zobrist(n_snakes, cells, seed)
     return Table(
         keys=np.zeros(entries, dtype=np.uint64),
@@ -126,11 +134,23 @@ def new_table(n_snakes: int, cells: int, megabytes: float = 16.0, seed: int = 20
 _local = threading.local()
 
 
-def thread_table(n_snakes: int, cells: int, megabytes: float) -> Table:
-    """This thread's table, made (again) when the game needs more room than it has."""
+def thread_table(n_snakes: int, cells: int, megabytes: float, threads: int = 1) -> Table:
+    """This thread's table for a search on ``threads`` threads: ``megabytes`` per thread of
+    the search (its helpers share it and each brings its share, the room it would have
+    searching a game of its own). The thread keeps room for the most threads it has
+    searched with, made (again) when a search needs more, or when the game needs more
+    room than it has; a search on fewer threads uses the first part of it (a view: the
+    entries a search on more threads stored there are found too)."""
+    threads = max(1, int(threads))
     table = getattr(_local, "table", None)
     if (table is None or table.zobrist.shape[0] < n_snakes or table.zobrist.shape[1] < cells
-            or getattr(_local, "megabytes", None) != megabytes):
-        table = new_table(max(n_snakes, 8), max(cells, 21 * 21), megabytes)
-        _local.table, _local.megabytes = table, megabytes
-    return table
+            or getattr(_local, "megabytes", None) != megabytes
+            or getattr(_local, "threads", 0) < threads):
+        table = new_table(max(n_snakes, 8), max(cells, 21 * 21), megabytes * threads)
+        _local.table, _local.megabytes, _local.threads = table, megabytes, threads
+    entries = table_entries(megabytes * threads)
+    if entries == table.keys.shape[0]:
+        return table
+    return Table(keys=table.keys[:entries], values=table.values[:entries],
+                 info=table.info[:entries], zobrist=table.zobrist,
+                 zobrist_health=table.zobrist_health, zobrist_food=table.zobrist_food)
