@@ -38,7 +38,7 @@ comparison on a noisy machine). ``--smp THREADS`` measures
 the default search on THREADS threads (lazy SMP with deferral: one search, one table)
 against one: the time to a fixed depth (one more than one thread completes in ``--ms``), the
 runs alternated ``--rounds`` times, same positions, empty tables; the median ratio over the
-positions, and their geometric mean with a 95 % interval (the same code moves by 0.05–0.08
+positions, and their geometric mean with Student's 95 % interval (the same code moves by 0.05–0.08
 from run to run: read the interval before a variant's figure); ``--against`` ends with
 this measurement on every core.
 ``--pvs`` measures what principal
@@ -67,6 +67,7 @@ import threading
 import time
 from pathlib import Path
 
+from snake.arena.stats import t95
 from snake.board import MoveRequest
 from snake.rules import play_turn
 from snake.rules.start import new_game
@@ -174,17 +175,16 @@ def pvs_effect(count: int) -> None:
               f"{t1 / t0:.2f}x the time, equal values")
 
 
-def geometric_mean_interval(ratios: list[float], resamples: int = 4000,
-                            seed: int = 0) -> tuple[float, float, float]:
-    """The geometric mean of ``ratios`` and its 95 % interval, by resampling the ratios
-    (percentile bootstrap, seeded: the same ratios give the same interval). Lazy SMP's
-    time to a depth varies from run to run of the same position by more than the
-    differences screened; the interval says how far one run's figure can be trusted."""
+def geometric_mean_interval(ratios: list[float]) -> tuple[float, float, float]:
+    """The geometric mean of ``ratios`` and its 95 % interval over them: the mean of their
+    logarithms with Student's interval (:func:`snake.arena.stats.t95`, as the arena's mean
+    place), back from logarithms. Lazy SMP's time to a depth varies from run to run of the
+    same position by more than the differences screened; the interval says how far one
+    run's figure can be trusted."""
     logs = [math.log(r) for r in ratios]
-    rng = random.Random(seed)
-    means = sorted(statistics.fmean(rng.choices(logs, k=len(logs))) for _ in range(resamples))
-    return (math.exp(statistics.fmean(logs)), math.exp(means[int(0.025 * resamples)]),
-            math.exp(means[int(0.975 * resamples) - 1]))
+    mean = statistics.fmean(logs)
+    half = t95(len(logs) - 1) * statistics.stdev(logs) / len(logs) ** 0.5
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 
 
 def smp_effect(count: int, ms: float, threads: int, rounds: int = 3) -> None:
