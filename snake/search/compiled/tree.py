@@ -197,7 +197,9 @@ ENTER, NEXT_CHILD, CHILD_VALUE, END_MY_MOVE, FINISH, RETURN = range(6)
 def _enter(g, stack, ply, you, opponents, cheap, only_move, moves, scratch, frame, bounds,
            keys_at, salt, table_keys, table_values, table_info, zobrist, zobrist_health,
            zobrist_food, killers_me, killers_them, history, pv_length, leaf, best_reply):
-    """Open ``you``'s node at ``ply`` (depth and bounds already in its frame). Returns its
+    """Open ``you``'s node at ``ply`` (depth and bounds already in its frame, its key in
+    ``keys_at[ply]``, set by :func:`_tree` where it made the node; the root's moves are
+    searched one by one, ``only_move``, and the root is not looked up). Returns its
     value when it needs no children (the horizon, a table hit), else :data:`NOT_TERMINAL`
     after generating and ordering the moves."""
     s = stack[ply]
@@ -212,9 +214,8 @@ def _enter(g, stack, ply, you, opponents, cheap, only_move, moves, scratch, fram
 
     table_move = -1
     if only_move < 0:
-        key = position_key(g, s, salt, zobrist, zobrist_health, zobrist_food)
+        key = keys_at[ply]
         slot = key & np.uint64(table_keys.shape[0] - 1)
-        keys_at[ply] = key
         frame[ply, F_SLOT] = slot
         info = table_info[slot]
         value = table_values[slot]
@@ -497,11 +498,16 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, h
                 pv_length[ply + 1] = ply + 1
                 mode = CHILD_VALUE
             else:
+                if frame[ply, F_DEPTH] > 1:
+                    # The child is a node: its key, made once for the table and the
+                    # threads' marks (a reply checked for deferral is not keyed again).
+                    keys_at[ply + 1] = position_key(g, child, salt, zobrist, zobrist_health,
+                                                    zobrist_food)
                 if (share and frame[ply, F_PASS] == 0 and frame[ply, F_TRIED] > 1
                         and frame[ply, F_DEPTH] > SHARE_MIN_DEPTH):
                     # Another thread is searching this reply: leave it for the second
                     # pass (by then the table holds its value) and search the next.
-                    key = position_key(g, child, salt, zobrist, zobrist_health, zobrist_food)
+                    key = keys_at[ply + 1]
                     if searching[key & np.uint64(searching.shape[0] - 1)] == key:
                         frame[ply, F_DEFERRED] |= np.int64(1) << t
                         frame[ply, F_TRIED] -= 1
