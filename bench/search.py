@@ -39,8 +39,10 @@ the default search on THREADS threads (lazy SMP with deferral: one search, one t
 against one: the time to a fixed depth (one more than one thread completes in ``--ms``), the
 runs alternated ``--rounds`` times, same positions, empty tables; the median ratio over the
 positions, and their geometric mean with Student's 95 % interval (the same code moves by 0.05–0.08
-from run to run: read the interval before a variant's figure); ``--against`` ends with
-this measurement on every core.
+from run to run: read the interval before a variant's figure), and the ratio's two parts:
+the nodes the threads searched between them and their nodes per second, each over one
+thread's (work the threads duplicate, or cores that give less than one each);
+``--against`` ends with this measurement on every core.
 ``--pvs`` measures what principal
 variation search saves: nodes and time to a fixed depth with and without it, same positions
 (the values found must be equal).
@@ -222,6 +224,8 @@ def smp_effect(count: int, ms: float, threads: int, rounds: int = 3) -> None:
             cases.append((request, found.depth + 1))
         times: dict[int, list[list[float]]] = {1: [[] for _ in cases],
                                                threads: [[] for _ in cases]}
+        nodes: dict[int, list[list[int]]] = {1: [[] for _ in cases],
+                                             threads: [[] for _ in cases]}
         for _ in range(rounds):
             for k in (1, threads):
                 for c, (request, depth) in enumerate(cases):
@@ -229,9 +233,19 @@ def smp_effect(count: int, ms: float, threads: int, rounds: int = 3) -> None:
                     if found.depth < depth and found.stopped not in ("proven", "single move"):
                         raise SystemExit(f"depth {depth} not completed ({found.stopped})")
                     times[k][c].append(wall)
+                    nodes[k][c].append(found.nodes)
         one = [statistics.median(column) for column in times[1]]
         ratios = [statistics.median(column) / o for column, o in zip(times[threads], one)]
         mean, low, high = geometric_mean_interval(ratios)
+        # The time's ratio is the nodes' (the work the threads did between them) over
+        # the node rate's (what the cores gave): which one keeps it from 1 / threads.
+        work, _, _ = geometric_mean_interval(
+            [statistics.median(many) / statistics.median(alone)
+             for many, alone in zip(nodes[threads], nodes[1])])
+        rate, _, _ = geometric_mean_interval(
+            [(sum(many_n) / sum(many_t)) / (sum(alone_n) / sum(alone_t))
+             for many_n, many_t, alone_n, alone_t
+             in zip(nodes[threads], times[threads], nodes[1], times[1])])
         print(f"11x11 {label:<8} time to a fixed depth (depths {min(d for _, d in cases)}-"
               f"{max(d for _, d in cases)}): with {threads} threads "
               f"{statistics.median(ratios):.2f}x one thread's (median over {len(cases)} "
@@ -239,6 +253,9 @@ def smp_effect(count: int, ms: float, threads: int, rounds: int = 3) -> None:
               f"{high:.2f}], 95 % over the positions; per position "
               f"{', '.join(f'{r:.2f}' for r in ratios)}; one thread "
               f"{statistics.median(one) * 1000:,.0f} ms)")
+        print(f"11x11 {label:<8} of which: the {threads} threads searched {work:.2f}x one "
+              f"thread's nodes to the depth, at {rate:.2f}x its nodes per second (geometric "
+              f"means over the positions; two separate searches at once: --threads)")
 
 
 #: Run in a checkout (this one, or an archive of another commit) as ``python -c PROBE ms
