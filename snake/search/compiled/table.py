@@ -111,7 +111,9 @@ def _zobrist(n_snakes: int, cells: int, seed: int) -> tuple[np.ndarray, np.ndarr
 
 def table_entries(megabytes: float) -> int:
     """The entries of a table of about ``megabytes``: the greatest power of two of 16 bytes
-    each that fits (at least one)."""
+    each that fits (at least one). An entry takes 20 bytes (key, value, and the info word),
+    so the table is 1.25 times ``megabytes``; the count is kept as it is, since a table of
+    other entries would search differently."""
     entries = 1
     while entries * 2 * 16 <= megabytes * 1024 * 1024:
         entries *= 2
@@ -119,8 +121,8 @@ def table_entries(megabytes: float) -> int:
 
 
 def new_table(n_snakes: int, cells: int, megabytes: float = 16.0, seed: int = 20261123) -> Table:
-    """A table of about ``megabytes`` (a power of two of entries, 16 bytes each), for games
-    of up to ``n_snakes`` snakes on boards of up to ``cells`` padded cells."""
+    """A table of about ``megabytes`` (a power of two of entries, :func:`table_entries`),
+    for games of up to ``n_snakes`` snakes on boards of up to ``cells`` padded cells."""
     entries = table_entries(megabytes)
     zobrist, zobrist_health, zobrist_food = _zobrist(n_snakes, cells, seed)
     return Table(
