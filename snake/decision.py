@@ -39,7 +39,8 @@ class SearchResult:
     ``answered_by``: which one's iteration gave the move (0: the thread that asked; a
     helper when, out of time, it had completed a deeper iteration: ``iterations``,
     ``scores`` and ``pv`` are then that helper's, its iterations every other depth and
-    their node counts its own)."""
+    their node counts its own; in a duel the asking thread's iterations are every other
+    depth too, the depths its helper does not search, while one searches)."""
 
     move: str | None
     score: float = 0.0

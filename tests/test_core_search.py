@@ -629,6 +629,39 @@ OPEN_DUEL = """
 """
 
 
+OPEN_FOUR = """
+. . . . . . . . . . .
+. . . . . . . . . . .
+. . A a a . . . . . .
+. . . . . . . . . . .
+. . . . . B b b . . .
+. . . . . . . . . . .
+. . d . . . . . . . .
+. . d . . . . . . . .
+. . D . . . . . . C .
+. . . . . . . . . c .
+. . . . . . . . . c .
+"""
+
+
+def test_in_a_duel_two_threads_take_turns_at_the_depths():
+    """In a duel the helper searches the odd depths and the main thread the even ones
+    (both the last), so that neither repeats the other's iterations; with more snakes
+    searched (two opponents here) the main thread searches every depth. Whichever thread
+    finishes answers with its own iterations."""
+    import time
+    duel = _core_search(from_ascii(OPEN_DUEL).state, deadline=time.perf_counter() + 600,
+                        max_depth=8, threads=2)
+    depths = [depth for depth, *_ in duel.iterations]
+    assert depths == ([2, 4, 6, 8] if duel.answered_by == 0 else [1, 3, 5, 7, 8])
+    assert duel.stopped == "max depth" and duel.depth == 8
+    four = _core_search(from_ascii(OPEN_FOUR).state, deadline=time.perf_counter() + 600,
+                        max_depth=4, threads=2)
+    depths = [depth for depth, *_ in four.iterations]
+    assert depths == ([1, 2, 3, 4] if four.answered_by == 0 else [1, 3, 4]), four.threads
+    assert four.stopped == "max depth" and four.depth == 4
+
+
 def test_threads_stop_with_the_search_and_a_node_limit_takes_one():
     import threading
     import time
@@ -704,7 +737,7 @@ def test_a_helper_gives_its_core_back_when_another_search_starts():
     ledger.slots[0] = (1, 1)                          # this search
     found = []
     runner = threading.Thread(target=lambda: found.append(_core_search(
-        from_ascii(OPEN_DUEL).state, deadline=time.perf_counter() + 0.6, threads=2,
+        from_ascii(OPEN_DUEL).state, deadline=time.perf_counter() + 1.2, threads=2,
         ledger=ledger.slots, cores=ledger.cores)))
     runner.start()
     time.sleep(0.2)
@@ -713,6 +746,11 @@ def test_a_helper_gives_its_core_back_when_another_search_starts():
     (main_depth, main_nodes, main_reason), (_, helper_nodes, helper_reason) = found[0].threads
     assert (main_reason, helper_reason) == ("deadline", "core given back")
     assert helper_nodes > 0 and main_nodes > helper_nodes
+    # In this duel the main thread searched the even depths while the helper searched,
+    # and the odd ones again once the helper had gone (at 200 ms).
+    depths = [(depth, ms) for depth, _, _, _, ms in found[0].iterations]
+    assert found[0].answered_by == 0 and all(d % 2 == 0 for d, ms in depths if ms < 150)
+    assert any(d % 2 == 1 for d, ms in depths if ms > 200), depths
 
 
 def test_the_cores_available_count_a_containers_quota(tmp_path, monkeypatch):

@@ -77,7 +77,12 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
 
     ``threads`` > 1 searches as "lazy SMP" does: helper threads run the same iterative
     deepening on the same table, every other depth (so half of them are a depth ahead of
-    this thread), and what they store orders and cuts this thread's search; every thread
+    this thread), and what they store orders and cuts this thread's search. In a duel
+    (one searched opponent) this thread searches the other depths while a helper searches,
+    and every depth once none does: a duel's iterations grow slowly, so repeating the
+    helper's shallower ones cost a tenth more nodes; with more snakes, whose iterations
+    grow fast, it searches every depth, its own last one ordering the next (the other
+    depths measured slower there: docs/evidence/issue-56-speed.md). Every thread
     leaves for last an opponents' reply that another thread is searching (ABDADA's
     deferral, :func:`snake.search.compiled.tree._tree`), so that they divide the replies
     of a node rather than all search the first. This thread
@@ -115,6 +120,10 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
     if ledger is None:
         ledger = np.zeros((1, 2), dtype=np.int64)
     searching = np.zeros(SEARCHING_SLOTS, dtype=np.uint64)    # this search's threads' marks
+    running = np.ones(threads, dtype=np.int64)      # 1 while that thread searches
+    # In a duel the main thread searches the depths the first helper does not (while one
+    # searches); with more snakes, every depth (see the docstring).
+    main_parity = 0 if threads > 1 and len(opponents) == 1 else -1
     found = []
     for h in range(threads):
         found.append(dict(
@@ -124,7 +133,7 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
                   table.keys, table.values, table.info, table.zobrist, table.zobrist_health,
                   table.zobrist_food, np.zeros((n, cells, 4), dtype=np.int64)),   # history
             leaf=leaf_evaluator(packed, you, MAX_PLY, style, head, network, network_weight),
-            parity=-1 if h == 0 else h % 2, yield_above=yield_above[h]))
+            parity=main_parity if h == 0 else h % 2, yield_above=yield_above[h]))
 
     failures: list[BaseException] = []
 
@@ -132,7 +141,7 @@ def run(packed: Packed, you: int, opponents: list[int], cheap: list[int], *, dea
         f = found[h]
         search(*shared, *f["args"], f["leaf"], f["result"], f["root_scores"], f["iterations"],
                f["pv"], bool(pvs), bool(exact_root), bool(best_reply), halt, f["parity"],
-               ledger, f["yield_above"], searching, threads > 1)
+               ledger, f["yield_above"], searching, threads > 1, running, h)
 
     def helper(h: int) -> None:
         try:

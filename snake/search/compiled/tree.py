@@ -634,6 +634,15 @@ def _tree(g, stack, root_ply, you, opponents, cheap, only_move, ctl, deadline, h
             mode = CHILD_VALUE
 
 
+@njit(inline="always", **JIT)
+def others_searching(running, me):
+    """Whether a thread of this search other than ``me`` is still searching."""
+    for h in range(running.shape[0]):
+        if h != me and running[h] != 0:
+            return True
+    return False
+
+
 @njit(**JIT)
 def check_every(cells, n):
     """Nodes between two looks at the clock: :data:`CHECK_EVERY` where a node is cheap,
@@ -650,13 +659,18 @@ def check_every(cells, n):
 def search(g, root, you, opponents, cheap, deadline, hard_deadline, max_nodes, max_depth, salt,
            table_keys, table_values, table_info, zobrist, zobrist_health, zobrist_food,
            history, leaf, result, root_scores, iterations, pv_out, pvs, exact_root, best_reply,
-           halt, parity, ledger, yield_above, searching, share):
+           halt, parity, ledger, yield_above, searching, share, running, me):
     """Iterative deepening from ``root`` until ``deadline`` (monotonic seconds), ``max_nodes``
     or ``max_depth``, or until another thread sets ``halt[0]`` (checked with the clock);
     until one iteration is complete, until ``hard_deadline`` (>= ``deadline``) instead: a
     search whose share of the cores came late still answers with a searched move.
-    ``parity`` -1 searches every depth; 0 or 1 only the even or odd ones (a helper thread
-    of :func:`run`, a depth ahead of the main thread half the time). A helper gives its
+    ``parity`` -1 searches every depth; 0 or 1 only the even or odd ones (and the last,
+    ``max_depth``) while another thread of the search is searching: ``running`` holds 1
+    per thread of :func:`run` still searching, this one ``me`` (0 the main thread), and
+    this thread clears its own when it returns. A helper searches one parity, a depth
+    ahead of the main thread half the time; the main thread, in a duel, the other one
+    (:func:`snake.search.compiled.threads.run`), and every depth again once its helpers
+    are gone. A helper gives its
     core back (stops, "core given back") when the searches in flight on the server
     (:func:`busy` of ``ledger``, :mod:`snake.search.cores`) exceed ``yield_above``
     (:data:`NEVER_YIELD` for the main thread). ``searching`` (shared by the threads) and
@@ -704,7 +718,8 @@ def search(g, root, you, opponents, cheap, deadline, hard_deadline, max_nodes, m
     n_iterations = 0
     stop = STOP_MAX_DEPTH
     for depth in range(1, min(max_depth, MAX_PLY - 1) + 1):
-        if parity >= 0 and n_root > 1 and depth % 2 != parity and depth < max_depth:
+        if (parity >= 0 and n_root > 1 and depth % 2 != parity and depth < max_depth
+                and others_searching(running, me)):
             continue
         # Order the root: the previous best first, then by the previous scores.
         order = root_moves[:n_root].copy()
@@ -790,8 +805,9 @@ def search(g, root, you, opponents, cheap, deadline, hard_deadline, max_nodes, m
         if n_root == 1:
             stop = STOP_SINGLE
             break
-    if parity >= 0 and (stop == STOP_MAX_DEPTH or stop == STOP_PROVEN):
+    if me > 0 and (stop == STOP_MAX_DEPTH or stop == STOP_PROVEN):
         halt[0] = 1         # a helper finished the search: the other threads stop
+    running[me] = 0
     result[0] = best_move
     result[1] = best_score
     result[2] = best_depth
